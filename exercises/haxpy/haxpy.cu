@@ -1,0 +1,11 @@
+// Exercise: haxpy, y = alpha * x + y in bf16, in place.
+// Contract: haxpy.h. Guide: handout/haxpy.md.
+// Check:  python3 run.py test haxpy      Speed:  python3 run.py benchmark haxpy
+#include "haxpy.h"
+
+void haxpy(int n, float alpha, const nv_bfloat16* x, nv_bfloat16* y)
+{
+    // TODO: launch your kernel here. Until you do, every test reports
+    // "not implemented yet".
+    (void)n; (void)alpha; (void)x; (void)y;
+}

@@ -1,0 +1,15 @@
+// The haxpy contract. Do not edit: the grader compiles your haxpy.cu against
+// its own copy of this file.
+//
+//   y[i] = alpha * x[i] + y[i]   for 0 <= i < n, in place, bf16 in and out.
+//
+// - n is any positive int (1 up to 2^31 - 1).
+// - alpha is finite.
+// - x and y are device pointers aligned only to 2 bytes, but both have the
+//   same offset modulo 256 bytes: (uintptr_t)x % 256 == (uintptr_t)y % 256.
+// - You may launch kernels asynchronously and return; the grader synchronizes.
+// - Read and write only x[0..n-1] and y[0..n-1]; never change x.
+#pragma once
+#include <cuda_bf16.h>
+
+void haxpy(int n, float alpha, const nv_bfloat16* x, nv_bfloat16* y);

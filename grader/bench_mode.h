@@ -1,0 +1,26 @@
+/* `bwgrade bench`: a correctness gate, then bandwidth of the student's
+ * function over a range of sizes and offsets, against the device's datasheet
+ * peak and a plain device-to-device copy. */
+#ifndef BWLAB_BENCH_MODE_H
+#define BWLAB_BENCH_MODE_H
+#include <stdint.h>
+#include "exercise.h"
+
+typedef struct {
+    const bw_exercise *ex;
+    const char *worker_path;
+    const char *label;        /* names the implementation in the JSON ("student") */
+    const int64_t *sizes;     /* NULL: the default size list */
+    int n_sizes;
+    const int *offsets;       /* NULL: the default offsets; with sizes given, {0} */
+    int n_offsets;
+    int no_copy;
+    int quick;                /* one large size, shorter sampling */
+    const char *json_path;    /* NULL: no JSON */
+    uint64_t seed;            /* for the gate's cases and the timed inputs */
+} bw_bench_opts;
+
+/* Runs the whole bench mode; returns the process exit code (0, 1 or 3). */
+int bw_bench_main(const bw_bench_opts *o);
+
+#endif

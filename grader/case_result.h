@@ -1,0 +1,34 @@
+/* What the grader found for one case. */
+#ifndef BWLAB_CASE_RESULT_H
+#define BWLAB_CASE_RESULT_H
+#include <stdint.h>
+#include "validate.h"
+
+typedef enum {
+    BW_OUTCOME_PASS = 0,
+    BW_OUTCOME_FAIL,        /* ran, but output, guards or inputs are wrong */
+    BW_OUTCOME_CRASH,       /* the worker died: signal, exit(), abort */
+    BW_OUTCOME_TIMEOUT,     /* did not return within the case's time limit */
+    BW_OUTCOME_CUDA_ERROR,  /* a CUDA error after the call (illegal address, launch failure, ...) */
+    BW_OUTCOME_SKIPPED      /* not run: too little memory, and so on (detail says why) */
+} bw_outcome;
+
+typedef struct {
+    bw_outcome outcome;
+    bw_compare_result out;          /* valid when the case ran to completion */
+    int nothing_written;            /* output identical to what was there before the call */
+    int64_t guard_bad_bytes;        /* bytes changed in guard zones, all arrays */
+    int guard_array;                /* first array with a damaged guard, -1 if none */
+    int64_t guard_first, guard_last;/* byte positions relative to that array's start */
+    int input_array;                /* first input array changed by the call, -1 if none */
+    int64_t input_changed, input_first;
+    int nondeterministic;           /* a re-run on the same inputs gave other output bits */
+    char *detail;                   /* malloc'd or NULL: signal, CUDA error, skip reason */
+    char *student_output;           /* malloc'd or NULL: captured stdout/stderr, capped */
+    double seconds;
+} bw_case_result;
+
+const char *bw_outcome_name(bw_outcome o);   /* "pass", "fail", "crash", ... */
+void bw_case_result_free(bw_case_result *r); /* frees detail and student_output */
+
+#endif

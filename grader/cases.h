@@ -1,0 +1,49 @@
+/* The test cases: deterministic from a seed, each replayable by its index. */
+#ifndef BWLAB_CASES_H
+#define BWLAB_CASES_H
+#include <stdint.h>
+#include "exercise.h"
+
+/* The seed used when neither --seed nor BWLAB_SEED is given: fixed, so every
+ * student sees the same public cases (the bytes of "bwlab"). */
+#define BW_PUBLIC_SEED UINT64_C(0x62776c6162)
+
+typedef enum {
+    BW_VALUES_RANDOM = 0,   /* random normal-range values, random signs */
+    BW_VALUES_SPECIAL,      /* +-0, subnormals, huge magnitudes, overflow to Inf, NaN, Inf */
+    BW_VALUES_CANCEL        /* alpha*x close to -y: large relative error exposes bad rounding */
+} bw_value_class;
+
+typedef enum {
+    BW_GROUP_SMALL = 0,     /* n <= 1025: every offset 0..15 */
+    BW_GROUP_MEDIUM,        /* up to 2^20: every offset 0..15 for the listed lengths */
+    BW_GROUP_LARGE,         /* up to 2^24 (+-1): random offsets below 256 bytes */
+    BW_GROUP_SPECIAL,       /* special values and alpha classes */
+    BW_GROUP_HUGE           /* the case near INT_MAX, sized to memory */
+} bw_case_group;
+
+typedef struct {
+    int index;              /* K in `--case K` */
+    int64_t n;
+    int offset_elems;       /* same for every array; 2*offset_elems < 256 */
+    float alpha;            /* 0 when the exercise takes no alpha */
+    const char *alpha_kind; /* "0", "1", "-1", "tiny", "huge", "random", or "-" */
+    bw_value_class values;
+    bw_case_group group;
+    uint64_t data_seed;     /* seeds this case's input values */
+} bw_case;
+
+typedef struct {
+    bw_case *items;
+    int count;
+} bw_case_list;
+
+/* hidden != 0 adds the instructor's extra cases (after the public ones, so
+ * public case indices do not move). Returns 0, or -1 on allocation failure. */
+int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_list *out);
+void bw_cases_free(bw_case_list *list);
+
+const char *bw_case_group_name(bw_case_group g);
+const char *bw_value_class_name(bw_value_class v);
+
+#endif

@@ -1,0 +1,83 @@
+/* The grader <-> worker channel. Fixed-size binary messages over a socket
+ * pair (never stdout: student code owns stdout and stderr), array images in
+ * a shared-memory file both processes map. Plain C, shared by both sides. */
+#ifndef BWLAB_PROTOCOL_H
+#define BWLAB_PROTOCOL_H
+#include <stdint.h>
+
+#define BW_PROTO_MAGIC 0x62776c62u        /* "bwlb" */
+#define BW_MAX_ARRAYS 8
+#define BW_TEXT 256                        /* bounded text fields, always NUL-terminated */
+
+/* Environment variables through which the worker finds its descriptors. */
+#define BW_ENV_CHANNEL_FD "BWLAB_CHANNEL_FD"
+#define BW_ENV_SHM_FD "BWLAB_SHM_FD"
+
+typedef enum {
+    BW_REQ_HELLO = 1,   /* report device properties; no student code runs */
+    BW_REQ_RUN,         /* upload images, call once, synchronize, download images */
+    BW_REQ_BENCH,       /* upload, time many calls from restored inputs, download last output */
+    BW_REQ_COPY_BENCH,  /* time a device-to-device copy of copy_bytes */
+    BW_REQ_QUIT
+} bw_req_kind;
+
+typedef enum {
+    BW_REP_OK = 0,
+    BW_REP_CUDA_ERROR,   /* cuda_error/message say which; the worker exits after replying */
+    BW_REP_NO_DEVICE,    /* no usable CUDA device */
+    BW_REP_BAD_REQUEST
+} bw_rep_status;
+
+typedef struct {
+    uint32_t magic;
+    uint32_t kind;               /* bw_req_kind */
+    int32_t n;                   /* elements */
+    float alpha;
+    int32_t n_arrays;
+    int32_t restore_array;       /* BENCH: array to restore before each sample (in place), -1 none */
+    uint64_t front_bytes;        /* per-array image layout, see image.h */
+    uint64_t data_bytes;
+    uint64_t back_bytes;
+    uint64_t image_bytes;        /* images lie back to back in the shared memory */
+    uint64_t shm_bytes;          /* bytes the worker must map */
+    uint64_t copy_bytes;         /* COPY_BENCH: bytes to copy (read + write = 2x this) */
+    /* BENCH / COPY_BENCH sampling */
+    int32_t warmup;              /* untimed calls first */
+    int32_t min_samples, max_samples;
+    double target_noise;         /* stop once the standard error of the mean / mean is below */
+    double time_cap_s;           /* or once this much wall time was spent sampling */
+    int32_t host_batch;          /* calls in the host-clock cross-check batch (0: skip) */
+    int32_t flush_l2;            /* evict L2 before every sample */
+} bw_request;
+
+typedef struct {
+    uint32_t magic;
+    uint32_t kind;               /* echoes the request */
+    int32_t status;              /* bw_rep_status */
+    int32_t cuda_error;          /* cudaError_t value, 0 if none */
+    char message[BW_TEXT];
+    double call_ms;              /* RUN: wall time of call + synchronize */
+    /* BENCH / COPY_BENCH results, milliseconds per call */
+    int32_t samples;
+    double ms_median, ms_min, ms_max, ms_q1, ms_q3, ms_mean, noise;
+    double batch_event_ms;       /* host_batch calls timed with events ... */
+    double batch_host_ms;        /* ... and with the host clock around synchronize */
+    /* HELLO: the device */
+    char device_name[BW_TEXT];
+    int32_t device_count, device_index;
+    int32_t cc_major, cc_minor, sm_count;
+    int32_t l2_bytes;
+    int32_t mem_clock_khz;       /* cudaDevAttrMemoryClockRate */
+    int32_t bus_width_bits;      /* cudaDevAttrGlobalMemoryBusWidth */
+    int32_t driver_version, runtime_version;
+    uint64_t mem_free, mem_total;
+} bw_reply;
+
+/* The exercise adapter (exercises/NAME/adapter.cu) defines this, calling the
+ * student's function with arrays in the table's order. */
+#ifdef __cplusplus
+extern "C"
+#endif
+void bw_student_call(int n, float alpha, void *const *arrays);
+
+#endif

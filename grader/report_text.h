@@ -1,0 +1,108 @@
+/* What a test or bench run found, and its student-facing text form.
+ * The structures here are filled by test_mode.c / bench_mode.c and read by
+ * both report writers (text here, JSON in report_json.h); the writers only
+ * format, so they can be tested on made-up results. */
+#ifndef BWLAB_REPORT_TEXT_H
+#define BWLAB_REPORT_TEXT_H
+#include <stdint.h>
+#include <stdio.h>
+#include "bf16.h"
+#include "case_result.h"
+#include "cases.h"
+#include "diagnose.h"
+#include "exercise.h"
+#include "protocol.h"
+
+/* ---- test mode ---------------------------------------------------------- */
+
+/* One pass over a set of cases: the plain run, or one sanitizer tool's. */
+typedef struct {
+    const char *sanitizer;          /* NULL for a plain run, else "memcheck", ... */
+    const bw_case *cases;           /* cases[i] produced results[i] */
+    const bw_case_result *results;
+    int count;
+    const bw_diagnosis *diags;
+    int n_diags;
+    int passed, failed, skipped;    /* failed: fail, crash, timeout, cuda_error */
+    const char *status;             /* "pass", "fail" or "not_implemented" */
+    const char *note;               /* NULL, or one sentence shown under the summary */
+} bw_test_section;
+
+typedef struct {
+    const bw_exercise *ex;
+    uint64_t seed;
+    int hidden;
+    const bw_reply *device;         /* the worker's HELLO reply; NULL if none started */
+    const char *status;             /* "pass", "fail", "not_implemented" or "error" */
+    const char *error;              /* status "error": what stopped the run */
+    const bw_test_section *sections;
+    int n_sections;
+    int passed, failed, skipped, total;   /* over all sections */
+} bw_test_report;
+
+/* The report a student reads. quiet: one summary line per section. */
+void bw_report_test_text(FILE *f, const bw_test_report *r, int quiet);
+
+/* ---- bench mode --------------------------------------------------------- */
+
+typedef struct {
+    int64_t n;
+    int offset;
+    int64_t bytes;                  /* memory traffic of one call */
+    const char *status;             /* "ok", "wrong", "impossible", "timing_mismatch",
+                                       "crash", "timeout", "cuda_error", "skipped" */
+    char *detail;                   /* malloc'd or NULL */
+    int timed;                      /* the timing fields below are filled */
+    int samples;
+    double ms_median, ms_q1, ms_q3, ms_min, ms_max, noise;
+    double event_ms, host_ms, ratio;    /* host clock cross-check; ratio NAN if none */
+    double gbs, pct_peak, pct_copy;     /* NAN when no figure is reported */
+} bw_bench_row;
+
+typedef struct {
+    int run;                        /* 0 with --no-copy */
+    int64_t bytes;                  /* copied one way; read + write is twice this */
+    const char *status;             /* "ok", or why there is no figure */
+    char *detail;                   /* malloc'd or NULL */
+    int samples;
+    double ms_median, gbs, pct_peak;    /* NAN when not measured */
+} bw_bench_copy;
+
+typedef struct {
+    const bw_exercise *ex;
+    const char *label;
+    const bw_reply *device;         /* NULL if no worker started */
+    double peak_gbs;                /* datasheet; NAN if the device did not say */
+    const char *status;             /* "ok", "fail", "wrong" or "error" */
+    const char *error;              /* status "error": why */
+    bw_bench_copy copy;
+    bw_bench_row *rows;
+    int n_rows;
+} bw_bench_report;
+
+/* Datasheet DRAM bandwidth from the HELLO reply: clock x 2 (double data
+ * rate) x bus width in bytes. NAN when clock or width is unknown (0). */
+double bw_peak_gbs(const bw_reply *device);
+
+/* Printed as a bench run goes, so a long run shows progress. */
+void bw_report_bench_header(FILE *f, const bw_bench_report *r);
+void bw_report_bench_copy(FILE *f, const bw_bench_report *r);
+void bw_report_bench_table_head(FILE *f);
+void bw_report_bench_row(FILE *f, const bw_bench_row *row);
+void bw_report_bench_footer(FILE *f, const bw_bench_report *r);
+
+/* ---- small formatters (bounded output, exposed for the unit tests) ------- */
+
+#define BW_BF16_TEXT 48
+/* "0x3f80 (1)", "0x7fd7 (never written)", "0xff80 (-inf)", "0x7fc0 (nan)". */
+void bw_format_bf16(bf16_t v, char out[BW_BF16_TEXT]);
+
+#define BW_SIZE_TEXT 32
+/* Binary units with 3 significant digits: "512 bytes", "1.50 KiB", "8.00 GiB". */
+void bw_format_bytes(uint64_t bytes, char out[BW_SIZE_TEXT]);
+
+#define BW_VERSION_TEXT 24
+/* CUDA's 1000*major + 10*minor: 13000 -> "13.0", 12080 -> "12.8"; 0 -> "?". */
+void bw_format_cuda_version(int v, char out[BW_VERSION_TEXT]);
+
+#endif

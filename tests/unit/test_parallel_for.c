@@ -1,0 +1,279 @@
+/* parallel_for: every index exactly once, for many shapes of the problem,
+ * plus the default thread count and the fallback when threads cannot start. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "parallel_for.h"
+#include "test_support.h"
+
+#define EXPECT(cond, ...)                \
+    do {                                 \
+        if (!(cond))                     \
+            ck_abort_msg(__VA_ARGS__);   \
+    } while (0)
+
+#define MAX_CALLS 4096
+
+/* What the bodies saw: per-index visit counts and one record per call.
+ * Calls are recorded under a mutex; visits are atomic so that a bug giving
+ * two chunks the same index shows up as a count of 2, not a data race. */
+typedef struct {
+    int64_t n;
+    atomic_uchar *visits;
+    pthread_mutex_t lock;
+    int calls;
+    int64_t begin[MAX_CALLS], end[MAX_CALLS];
+    pthread_t who[MAX_CALLS];
+} record;
+
+static void record_body(int64_t begin, int64_t end, void *arg)
+{
+    record *r = arg;
+    if (r->visits != NULL)
+        for (int64_t i = begin; i < end && i >= 0 && i < r->n; i++)
+            atomic_fetch_add(&r->visits[i], 1);
+    pthread_mutex_lock(&r->lock);
+    if (r->calls < MAX_CALLS) {
+        r->begin[r->calls] = begin;
+        r->end[r->calls] = end;
+        r->who[r->calls] = pthread_self();
+    }
+    r->calls++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+static record *record_new(int64_t n, int count_visits)
+{
+    record *r = calloc(1, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    r->n = n;
+    if (count_visits) {
+        r->visits = calloc((size_t)(n > 0 ? n : 1), sizeof *r->visits);
+        ck_assert_ptr_nonnull(r->visits);
+    }
+    pthread_mutex_init(&r->lock, NULL);
+    return r;
+}
+
+static void record_free(record *r)
+{
+    pthread_mutex_destroy(&r->lock);
+    free(r->visits);
+    free(r);
+}
+
+static int by_begin(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The recorded ranges, sorted, must tile [0, n) with no gap or overlap. */
+static void expect_tiling(const record *r, const char *what)
+{
+    EXPECT(r->calls <= MAX_CALLS, "%s: %d calls", what, r->calls);
+    int64_t(*ranges)[2] = malloc((size_t)(r->calls > 0 ? r->calls : 1) * sizeof *ranges);
+    ck_assert_ptr_nonnull(ranges);
+    int m = 0;
+    for (int i = 0; i < r->calls; i++) {
+        EXPECT(r->begin[i] <= r->end[i], "%s: call %d has begin %lld > end %lld", what, i,
+               (long long)r->begin[i], (long long)r->end[i]);
+        if (r->begin[i] < r->end[i]) {
+            ranges[m][0] = r->begin[i];
+            ranges[m][1] = r->end[i];
+            m++;
+        }
+    }
+    qsort(ranges, (size_t)m, sizeof *ranges, by_begin);
+    int64_t at = 0;
+    for (int i = 0; i < m; i++) {
+        EXPECT(ranges[i][0] == at, "%s: range %d starts at %lld, expected %lld", what, i,
+               (long long)ranges[i][0], (long long)at);
+        at = ranges[i][1];
+    }
+    EXPECT(at == (r->n > 0 ? r->n : 0), "%s: ranges end at %lld, n = %lld", what, (long long)at,
+           (long long)r->n);
+    free(ranges);
+}
+
+static void run_case(int64_t n, int threads, int64_t min_chunk)
+{
+    char what[128];
+    snprintf(what, sizeof what, "n=%lld threads=%d min_chunk=%lld", (long long)n, threads,
+             (long long)min_chunk);
+    record *r = record_new(n, 1);
+    int rc = parallel_for(n, threads, min_chunk, record_body, r);
+    EXPECT(rc == 0, "%s: returned %d", what, rc);
+    for (int64_t i = 0; i < n; i++)
+        EXPECT(r->visits[i] == 1, "%s: index %lld visited %d times", what, (long long)i,
+               (int)r->visits[i]);
+    expect_tiling(r, what);
+
+    int64_t eff_min = min_chunk < 1 ? 1 : min_chunk;
+    int nonempty = 0;
+    for (int i = 0; i < r->calls; i++)
+        nonempty += r->begin[i] < r->end[i];
+    if (threads <= 1 || n < 2 * eff_min) {
+        /* Promised inline: at most one call, on this very thread. */
+        EXPECT(nonempty <= 1, "%s: expected one inline call, got %d", what, nonempty);
+        for (int i = 0; i < r->calls; i++)
+            EXPECT(pthread_equal(r->who[i], pthread_self()), "%s: ran off the caller's thread", what);
+    } else {
+        /* Split: never more chunks than threads, none smaller than min_chunk,
+         * and the work really was spread over more than one thread. */
+        EXPECT(nonempty >= 2 && nonempty <= threads, "%s: %d chunks", what, nonempty);
+        int other = 0;
+        for (int i = 0; i < r->calls; i++) {
+            if (r->begin[i] < r->end[i])
+                EXPECT(r->end[i] - r->begin[i] >= eff_min, "%s: chunk of %lld", what,
+                       (long long)(r->end[i] - r->begin[i]));
+            other |= !pthread_equal(r->who[i], pthread_self());
+        }
+        EXPECT(other, "%s: every chunk ran on the caller", what);
+    }
+    record_free(r);
+}
+
+START_TEST(t_every_index_once)
+{
+    const int64_t ns[] = {0, 1, 2, 3, 7, 63, 64, 65, 1000, 4097, 100003};
+    const int threads[] = {-1, 0, 1, 2, 3, 4, 7, 16, 64};
+    const int64_t chunks[] = {-5, 0, 1, 2, 7, 1000, (int64_t)1 << 20};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof threads / sizeof threads[0]; b++)
+            for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+                run_case(ns[a], threads[b], chunks[c]);
+}
+END_TEST
+
+START_TEST(t_n_zero_and_one)
+{
+    for (int t = 0; t <= 16; t++) {
+        record *r = record_new(0, 0);
+        ck_assert_int_eq(parallel_for(0, t, 1, record_body, r), 0);
+        expect_tiling(r, "n=0");
+        record_free(r);
+        run_case(1, t, 1);
+        run_case(1, t, 0);
+    }
+    /* Negative n is an empty range, not a huge one. */
+    record *r = record_new(-3, 0);
+    ck_assert_int_eq(parallel_for(-3, 4, 1, record_body, r), 0);
+    for (int i = 0; i < r->calls; i++)
+        ck_assert(r->begin[i] >= r->end[i]);
+    record_free(r);
+}
+END_TEST
+
+/* Ranges past 2^31 (and near INT64_MAX) come out whole: nothing in the split
+ * is done in int. Only the ranges are recorded; no memory per index. */
+START_TEST(t_huge_n_ranges)
+{
+    const int64_t ns[] = {((int64_t)1 << 31) - 1, ((int64_t)1 << 31) + 1, ((int64_t)1 << 33) + 3,
+                          INT64_MAX};
+    const int threads[] = {2, 3, 7, 16};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof threads / sizeof threads[0]; b++) {
+            int64_t mins[] = {1, (int64_t)1 << 20, ns[a] / 3};
+            for (size_t c = 0; c < 3; c++) {
+                record *r = record_new(ns[a], 0);
+                ck_assert_int_eq(parallel_for(ns[a], threads[b], mins[c], record_body, r), 0);
+                expect_tiling(r, "huge n");
+                record_free(r);
+            }
+        }
+}
+END_TEST
+
+START_TEST(t_default_threads)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want_cpus = cpus < 1 ? 1 : (int)cpus;
+    unsetenv("BWLAB_THREADS");
+    ck_assert_int_eq(parallel_default_threads(), want_cpus);
+    setenv("BWLAB_THREADS", "3", 1);
+    ck_assert_int_eq(parallel_default_threads(), 3);
+    setenv("BWLAB_THREADS", "1", 1);
+    ck_assert_int_eq(parallel_default_threads(), 1);
+    setenv("BWLAB_THREADS", "37", 1);
+    ck_assert_int_eq(parallel_default_threads(), 37);
+    /* Not a positive number: ignored, the CPU count is used. */
+    const char *bad[] = {"", "0", "-2", "abc", "4x", " "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("BWLAB_THREADS", bad[i], 1);
+        ck_assert_msg(parallel_default_threads() == want_cpus, "BWLAB_THREADS='%s'", bad[i]);
+    }
+    setenv("BWLAB_THREADS", "999999999999", 1);
+    ck_assert_int_ge(parallel_default_threads(), 1);
+    unsetenv("BWLAB_THREADS");
+}
+END_TEST
+
+/* Our own address-space size, from /proc/self/statm (pages). */
+static long long vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return -1;
+    long long pages = -1;
+    if (fscanf(f, "%lld", &pages) != 1)
+        pages = -1;
+    fclose(f);
+    return pages < 0 ? -1 : pages * sysconf(_SC_PAGESIZE);
+}
+
+/* With the address space capped just above what is in use, thread stacks
+ * cannot be mapped, so pthread_create fails. The caller must then finish the
+ * work itself and say so with -1. */
+START_TEST(t_thread_start_failure)
+{
+#ifdef __SANITIZE_THREAD__
+    return; /* TSan's own allocator dies under the cap before we learn anything */
+#endif
+    const int64_t n = 100003;
+    record *r = record_new(n, 1);
+    free(malloc(1 << 12)); /* leave the heap room for parallel_for's small table */
+    long long used = vm_bytes();
+    if (used < 0) {
+        record_free(r);
+        return; /* no /proc: nothing to measure the cap against */
+    }
+    struct rlimit old;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    struct rlimit cap = old;
+    cap.rlim_cur = (rlim_t)used + ((rlim_t)2 << 20);
+    if (old.rlim_cur != RLIM_INFINITY && cap.rlim_cur > old.rlim_cur)
+        cap.rlim_cur = old.rlim_cur;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &cap), 0);
+
+    int rc = parallel_for(n, 64, 1, record_body, r);
+
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0); /* in case Check does not fork */
+    ck_assert_int_eq(rc, -1);
+    for (int64_t i = 0; i < n; i++)
+        EXPECT(r->visits[i] == 1, "index %lld visited %d times", (long long)i, (int)r->visits[i]);
+    expect_tiling(r, "capped");
+    record_free(r);
+}
+END_TEST
+
+static Suite *parallel_for_suite(void)
+{
+    Suite *s = suite_create("parallel_for");
+    TCase *tc = tcase_create("parallel_for");
+    tcase_set_timeout(tc, 120); /* Check's own default is 4 s */
+    tcase_add_test(tc, t_every_index_once);
+    tcase_add_test(tc, t_n_zero_and_one);
+    tcase_add_test(tc, t_huge_n_ranges);
+    tcase_add_test(tc, t_default_threads);
+    tcase_add_test(tc, t_thread_start_failure);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return bw_run_suite(parallel_for_suite()); }
