@@ -4,6 +4,9 @@
  * format, so they can be tested on made-up results. */
 #ifndef BWLAB_REPORT_TEXT_H
 #define BWLAB_REPORT_TEXT_H
+
+/* Diagnoses are word-wrapped to this many columns. */
+#define WRAP_WIDTH 78
 #include <stdint.h>
 #include <stdio.h>
 #include "bf16.h"

@@ -1,12 +1,12 @@
-/* Comparing a student's output with the CPU reference, in bf16 ulps.
+/* Comparing a student's output with the CPU reference.
  *
- * Tolerance (derived in handout/README.md, "How answers are checked"):
- *   |got - expected| <= ulp(expected) + ulp(alpha * x[i])     (haxpy)
- *   |got - expected| <= ulp(expected)                         (no alpha)
- * with values taken as exact doubles, +-Inf counted as +-2^128 (one ulp past
- * the largest finite bf16), and ulp(v) the bf16 spacing at |v| (2^-133 below
- * the normal range, 2^120 for Inf). NaN expected needs NaN (any payload);
- * NaN where a number was expected is always wrong; BW_POISON is "not written". */
+ * An element passes when it has the reference's bits, or when it is within
+ * half a bf16 ulp of the exact result plus the slack a correct strategy may
+ * add (float intermediates, alpha rounded to bf16): see reference/exact.h and
+ * handout/README.md, "How answers are checked". NaN expected needs NaN (any
+ * payload); NaN where a number was expected is always wrong; +-Inf only past
+ * the overflow threshold; BW_POISON is "not written". Errors are *reported*
+ * in ulps of the reference value, with +-Inf counted as +-2^128. */
 #ifndef BWLAB_VALIDATE_H
 #define BWLAB_VALIDATE_H
 #include <stdint.h>
@@ -20,8 +20,10 @@ double bw_ulp(double magnitude);
 double bw_bf16_as_double(bf16_t h);
 /* Distance in ulps of expected (0 when equal or both NaN, INFINITY for NaN vs number). */
 double bw_ulps_between(bf16_t expected, bf16_t got);
-/* product: alpha * x[i] as a double (0 when the exercise has no product term). */
-int bw_element_ok(bf16_t expected, bf16_t got, double product);
+/* in[]: element i of each input array in table order (haxpy: x[i], y[i] before
+ * the call); expected: the reference's bits for it. */
+int bw_element_ok(const bw_exercise *ex, float alpha, const bf16_t *in, bf16_t expected,
+                  bf16_t got);
 
 typedef struct {
     int64_t index;
@@ -38,8 +40,10 @@ typedef struct {
     bw_mismatch reported[BW_REPORTED_MISMATCHES];  /* the first mismatches by index */
 } bw_compare_result;
 
-/* x: the array the product term uses (arrays[0]) when ex->uses_alpha, else NULL. */
-void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha, const bf16_t *x,
+/* inputs[k]: the k-th input array as it was before the call, in table order
+ * (bw_exercise_n_inputs(ex) of them; for haxpy x, then the original y). */
+void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,
+                       const bf16_t *const *inputs,
                        const bf16_t *expected, const bf16_t *got,
                        bw_compare_result *r, int threads);
 

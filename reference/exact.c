@@ -63,5 +63,10 @@ int bw_exact_accepts(bw_exact e, bf16_t got)
                fabs(e.value) >= BF16_OVERFLOW_THRESHOLD - e.slack;
     if (isinf(e.value) || fabs(e.value) >= BF16_OVERFLOW_THRESHOLD + e.slack)
         return 0;
-    return fabs(g - e.value) <= 0.5 * bf16_ulp_at(e.value) + e.slack;
+    /* A correct kernel returns RN(v) for some v within slack of the exact
+     * value, so |got - v| is at most half the spacing between |got| and |v|.
+     * That spacing is the one at the smaller of the two (at a power of two the
+     * spacing below is half the spacing above), and |v| <= |exact| + slack. */
+    double m = fmin(fabs(g), fabs(e.value) + e.slack);
+    return fabs(g - e.value) <= 0.5 * bf16_ulp_at(m) + e.slack;
 }

@@ -15,9 +15,10 @@ typedef struct {
 bw_exact haxpy_exact(float alpha, const bf16_t *in);
 bw_exact vector_sum_exact(float alpha, const bf16_t *in);
 
-/* Is got an acceptable bf16 for e: within half a bf16 ulp of e.value (the
- * rounding every strategy must do) plus e.slack; NaN only for NaN; +-Inf only
- * where e.value reaches the overflow threshold (within slack). */
+/* Is got an acceptable bf16 for e: within e.slack plus half a bf16 ulp (the
+ * rounding every strategy must do; the ulp where got lies, or where the exact
+ * value plus slack lies if that is smaller) of e.value; NaN only for NaN; +-Inf
+ * only where e.value reaches the overflow threshold (within slack). */
 int bw_exact_accepts(bw_exact e, bf16_t got);
 
 /* The spacing of bf16 numbers at magnitude m: 2^-133 below the normal range,

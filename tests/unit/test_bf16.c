@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "bf16.h"
-#include "test_support.h"
+#include "check_support.h"
 
 /* Check's assertion macros log a mark point on every success, which is slow
  * in loops over millions of values: only call into Check on a failure. */

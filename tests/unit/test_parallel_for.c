@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "parallel_for.h"
-#include "test_support.h"
+#include "check_support.h"
 
 #define EXPECT(cond, ...)                \
     do {                                 \

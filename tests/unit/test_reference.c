@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ref_kernels.h"
-#include "test_support.h"
+#include "check_support.h"
 
 /* Only call into Check on failure: its passing assertions are slow in loops. */
 #define EXPECT(cond, ...)                \

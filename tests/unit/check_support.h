@@ -1,6 +1,6 @@
 /* Shared by the Check unit tests: run a suite and turn it into an exit code. */
-#ifndef BWLAB_TEST_SUPPORT_H
-#define BWLAB_TEST_SUPPORT_H
+#ifndef BWLAB_CHECK_SUPPORT_H
+#define BWLAB_CHECK_SUPPORT_H
 #include <check.h>
 
 /* Runs the suite with CK_NORMAL output; returns EXIT_SUCCESS only if every test passed. */

@@ -1,5 +1,5 @@
 #include <stdlib.h>
-#include "test_support.h"
+#include "check_support.h"
 
 int bw_run_suite(Suite *s)
 {

@@ -1,0 +1,426 @@
+/* bwgrade bench: only correct code gets speed figures, and only figures the
+ * hardware could have produced are reported. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench_mode.h"
+#include "parallel_for.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "test_mode.h"
+
+#define BIG_A (((int64_t)1 << 26) + 5)   /* not a multiple of any vector width */
+#define BIG_B (((int64_t)1 << 28) - 1)
+#define BENCH_CALL_LIMIT_S 60.0          /* upload, sampling (capped at 2 s), download */
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB ((uint64_t)1 << 20)
+
+typedef struct {
+    int64_t n;
+    int offset;
+} row_spec;
+
+/* Sampling settings shared by the function's rows and the copy. */
+typedef struct {
+    int warmup, min_samples, max_samples, host_batch, flush_l2;
+    double target_noise, time_cap_s;
+} sampling;
+
+static void apply_sampling(bw_request *req, const sampling *s)
+{
+    req->warmup = s->warmup;
+    req->min_samples = s->min_samples;
+    req->max_samples = s->max_samples;
+    req->target_noise = s->target_noise;
+    req->time_cap_s = s->time_cap_s;
+    req->host_batch = s->host_batch;
+    req->flush_l2 = s->flush_l2;
+}
+
+/* The rows to measure. Default: powers of two from 64K elements to 16M, then
+ * two large odd sizes, those also at misaligned offsets. */
+static row_spec *make_rows(const bw_bench_opts *o, int *count)
+{
+    static const int64_t sizes[] = {(int64_t)1 << 16, (int64_t)1 << 18, (int64_t)1 << 20,
+                                    (int64_t)1 << 22, (int64_t)1 << 24, BIG_A, BIG_B};
+    static const int extra_offsets[] = {1, 4, 7};
+    int n_def = (int)(sizeof sizes / sizeof sizes[0]);
+    int cap;
+    if (o->sizes || o->offsets) {
+        int ns = o->sizes ? o->n_sizes : n_def;
+        int no = o->offsets ? o->n_offsets : 1;
+        cap = ns * no;
+    } else {
+        cap = n_def + 2 * 3;
+    }
+    row_spec *rows = malloc(sizeof *rows * (size_t)(cap > 0 ? cap : 1));
+    if (!rows)
+        return NULL;
+    int n = 0;
+    if (o->sizes || o->offsets) {
+        const int64_t *sz = o->sizes ? o->sizes : sizes;
+        int ns = o->sizes ? o->n_sizes : n_def;
+        for (int i = 0; i < ns; i++) {
+            if (o->offsets)
+                for (int k = 0; k < o->n_offsets; k++)
+                    rows[n++] = (row_spec){sz[i], o->offsets[k]};
+            else
+                rows[n++] = (row_spec){sz[i], 0};
+        }
+    } else if (o->quick) {
+        rows[n++] = (row_spec){BIG_B, 0};
+    } else {
+        for (int i = 0; i < n_def; i++)
+            rows[n++] = (row_spec){sizes[i], 0};
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 3; k++)
+                rows[n++] = (row_spec){i == 0 ? BIG_A : BIG_B, extra_offsets[k]};
+    }
+    *count = n;
+    return rows;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static const char *outcome_status(bw_outcome o)
+{
+    switch (o) {
+    case BW_OUTCOME_CRASH: return "crash";
+    case BW_OUTCOME_TIMEOUT: return "timeout";
+    case BW_OUTCOME_CUDA_ERROR: return "cuda_error";
+    case BW_OUTCOME_SKIPPED: return "skipped";
+    case BW_OUTCOME_FAIL: return "wrong";
+    case BW_OUTCOME_PASS: break;
+    }
+    return "ok";
+}
+
+/* One sentence for output that failed the checks after timing. */
+static char *wrong_detail(const bw_case_result *r, int64_t n)
+{
+    if (r->out.mismatches > 0)
+        return bw_format_alloc("after timing, %" PRId64 " of %" PRId64 " elements are wrong "
+                               "(first at index %" PRId64 ")",
+                               r->out.mismatches, n, r->out.first_bad);
+    if (r->guard_bad_bytes > 0)
+        return bw_format_alloc("wrote outside array %d (%" PRId64 " guard bytes changed)",
+                               r->guard_array, r->guard_bad_bytes);
+    return bw_format_alloc("changed input array %d (%" PRId64 " elements)", r->input_array,
+                           r->input_changed);
+}
+
+/* Correctness first: a few public cases, every offset, odd sizes and two
+ * medium ones. Returns 0 when all pass, else a malloc'd description of the
+ * first failure in *why. */
+static int gate(bw_runner *run, const bw_bench_opts *o, char **why)
+{
+    static const int64_t gate_n[] = {1, 7, 8, 9, 1023, 1025};
+    *why = NULL;
+    bw_case_list all = {0};
+    if (bw_cases_generate(o->ex, o->seed, 0, &all) != 0) {
+        *why = bw_format_alloc("out of memory generating the cases");
+        return -1;
+    }
+    int first_medium = -1, last_medium = -1, failed = 0;
+    for (int i = 0; i < all.count; i++)
+        if (all.items[i].group == BW_GROUP_MEDIUM) {
+            if (first_medium < 0)
+                first_medium = i;
+            last_medium = i;
+        }
+    for (int i = 0; i < all.count && !failed; i++) {
+        const bw_case *c = &all.items[i];
+        int pick = i == first_medium || i == last_medium;
+        if (c->group == BW_GROUP_SMALL)
+            for (size_t k = 0; k < sizeof gate_n / sizeof gate_n[0]; k++)
+                pick |= c->n == gate_n[k];
+        if (!pick)
+            continue;
+        bw_case_result r;
+        bw_test_run_case(run, c, NULL, &r);
+        if (r.outcome != BW_OUTCOME_PASS && r.outcome != BW_OUTCOME_SKIPPED) {
+            failed = 1;
+            if (r.outcome == BW_OUTCOME_FAIL)
+                *why = bw_format_alloc("case %d (n=%" PRId64 ", offset %d) gives wrong output",
+                                       c->index, c->n, c->offset_elems);
+            else
+                *why = bw_format_alloc("case %d (n=%" PRId64 ", offset %d): %s: %s", c->index,
+                                       c->n, c->offset_elems, outcome_status(r.outcome),
+                                       r.detail ? r.detail : "no details");
+        }
+        bw_case_result_free(&r);
+    }
+    bw_cases_free(&all);
+    return failed ? -1 : 0;
+}
+
+static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
+{
+    bw_bench_copy *c = &rep->copy;
+    const bw_reply *dev = bw_runner_device(run);
+    /* Source and destination both live on the device. */
+    uint64_t need = 2 * (uint64_t)c->bytes;
+    if (dev->mem_free && need + need / 20 + 256 * MIB > dev->mem_free) {
+        c->status = "skipped";
+        c->detail = bw_format_alloc("needs %.1f GiB device memory, %.1f GiB free",
+                                    (double)need / GIB, (double)dev->mem_free / GIB);
+        return;
+    }
+    bw_request req;
+    memset(&req, 0, sizeof req);
+    req.magic = BW_PROTO_MAGIC;
+    req.kind = BW_REQ_COPY_BENCH;
+    req.restore_array = -1;
+    req.copy_bytes = (uint64_t)c->bytes;
+    apply_sampling(&req, s);
+    bw_reply r;
+    char *detail = NULL, *output = NULL;
+    bw_outcome o = bw_runner_call(run, &req, BENCH_CALL_LIMIT_S, &r, &detail, &output);
+    free(output);
+    if (o != BW_OUTCOME_PASS) {
+        c->status = outcome_status(o);
+        c->detail = detail;
+        return;
+    }
+    free(detail);
+    c->status = "ok";
+    c->samples = r.samples;
+    c->ms_median = r.ms_median;
+    c->gbs = r.ms_median > 0 ? 2.0 * (double)c->bytes / (r.ms_median * 1e-3) / 1e9 : NAN;
+    c->pct_peak = 100.0 * c->gbs / rep->peak_gbs;   /* NAN when the peak is unknown */
+    if (!isfinite(c->gbs)) {
+        c->status = "impossible";
+        c->detail = bw_format_alloc("the copy timed at %g ms", r.ms_median);
+    }
+}
+
+static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
+                    const bw_bench_report *rep, bw_bench_row *row)
+{
+    const bw_exercise *ex = o->ex;
+    bw_case c;
+    memset(&c, 0, sizeof c);
+    c.index = -1;
+    c.n = row->n;
+    c.offset_elems = row->offset;
+    c.alpha = ex->uses_alpha ? 0.75f : 0.0f;
+    c.alpha_kind = ex->uses_alpha ? "fixed" : "-";
+    c.values = BW_VALUES_RANDOM;
+    c.group = BW_GROUP_LARGE;
+    c.data_seed = mix64(o->seed ^ mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
+
+    bw_case_data d;
+    if (bw_case_data_prepare(&d, ex, &c, 0, parallel_default_threads()) != 0) {
+        row->status = "skipped";
+        row->detail = bw_format_alloc("not enough host memory for this size's arrays");
+        return;
+    }
+    char *why = NULL;
+    uint8_t *images = bw_case_data_build(&d, bw_runner_shm(run), &why);
+    if (!images) {
+        row->status = "skipped";
+        row->detail = why;
+        bw_case_data_free(&d);
+        return;
+    }
+    bw_request req;
+    bw_case_data_request(&d, BW_REQ_BENCH, &req);
+    /* In place, every sample must start from the same input. */
+    req.restore_array = ex->in_place ? ex->n_arrays - 1 : -1;
+    apply_sampling(&req, s);
+    bw_reply r;
+    char *detail = NULL, *output = NULL;
+    bw_outcome o2 = bw_runner_call(run, &req, BENCH_CALL_LIMIT_S, &r, &detail, &output);
+    free(output);
+    if (o2 != BW_OUTCOME_PASS) {
+        row->status = outcome_status(o2);
+        row->detail = detail;
+        bw_case_data_free(&d);
+        return;
+    }
+    free(detail);
+
+    row->timed = 1;
+    row->samples = r.samples;
+    row->ms_median = r.ms_median;
+    row->ms_q1 = r.ms_q1;
+    row->ms_q3 = r.ms_q3;
+    row->ms_min = r.ms_min;
+    row->ms_max = r.ms_max;
+    row->noise = r.noise;
+    row->event_ms = r.batch_event_ms;
+    row->host_ms = r.batch_host_ms;
+    row->ratio = r.batch_event_ms > 0 ? r.batch_host_ms / r.batch_event_ms : NAN;
+
+    /* The output of the last timed call must still be right. */
+    bw_case_result res;
+    bw_test_result_init(&res);
+    bw_case_data_check(&d, images, &res);
+    bw_case_data_free(&d);
+    if (res.outcome != BW_OUTCOME_PASS) {
+        row->status = "wrong";
+        row->detail = wrong_detail(&res, row->n);
+        bw_case_result_free(&res);
+        return;
+    }
+    bw_case_result_free(&res);
+
+    double gbs = r.ms_median > 0 ? (double)row->bytes / (r.ms_median * 1e-3) / 1e9 : INFINITY;
+    if (!(gbs <= rep->peak_gbs) && isfinite(rep->peak_gbs)) {
+        row->status = "impossible";
+        row->detail = bw_format_alloc(
+            "timed at %.1f GB/s, above the %.1f GB/s datasheet peak: the timed call cannot "
+            "have moved all its data (work left running outside the timed stream?)",
+            gbs, rep->peak_gbs);
+        return;
+    }
+    if (isfinite(row->ratio) && row->ratio > 1.25 && r.batch_host_ms - r.batch_event_ms > 0.5) {
+        row->status = "timing_mismatch";
+        row->detail = bw_format_alloc(
+            "event timing disagrees with the host clock (%.3f ms by events, %.3f ms by the "
+            "host clock, %d calls): work outside the timed stream?",
+            r.batch_event_ms, r.batch_host_ms, s->host_batch);
+        return;
+    }
+    row->status = "ok";
+    row->gbs = gbs;
+    row->pct_peak = 100.0 * gbs / rep->peak_gbs;
+    row->pct_copy = isfinite(rep->copy.gbs) ? 100.0 * gbs / rep->copy.gbs : NAN;
+}
+
+static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
+{
+    memset(row, 0, sizeof *row);
+    row->n = spec.n;
+    row->offset = spec.offset;
+    row->bytes = bw_exercise_bytes_per_element(ex) * spec.n;
+    row->status = "skipped";
+    row->ratio = row->gbs = row->pct_peak = row->pct_copy = NAN;
+}
+
+int bw_bench_main(const bw_bench_opts *o)
+{
+    const bw_exercise *ex = o->ex;
+    int n_rows = 0;
+    row_spec *specs = make_rows(o, &n_rows);
+    bw_bench_row *rows = calloc((size_t)(n_rows ? n_rows : 1), sizeof *rows);
+    if (!specs || !rows) {
+        fprintf(stderr, "bwgrade: out of memory\n");
+        free(specs);
+        free(rows);
+        return 3;
+    }
+    for (int i = 0; i < n_rows; i++)
+        init_row(&rows[i], ex, specs[i]);
+
+    sampling s = {3, 10, 200, 20, 1, 0.005, 2.0};
+    if (o->quick) {
+        s.max_samples = 100;
+        s.time_cap_s = 0.5;
+    }
+
+    bw_bench_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.ex = ex;
+    rep.label = o->label ? o->label : "student";
+    rep.peak_gbs = NAN;
+    rep.rows = rows;
+    rep.n_rows = n_rows;
+    rep.copy.run = !o->no_copy;
+    rep.copy.status = "skipped";
+    rep.copy.ms_median = rep.copy.gbs = rep.copy.pct_peak = NAN;
+
+    /* With the JSON on stdout, the text goes to stderr. */
+    FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;
+    char *error = NULL;
+    int no_device = 0, code = 0;
+    bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
+    bw_reply device;
+    if (!run) {
+        rep.status = "error";
+        rep.error = error ? error : "the worker would not start";
+        fprintf(stderr, "bwgrade: %s: %s\n", ex->name, rep.error);
+        /* Nothing was measured: no rows, no copy. */
+        rep.n_rows = 0;
+        rep.copy.run = 0;
+        code = 3;
+        goto report;
+    }
+    device = *bw_runner_device(run);
+    rep.device = &device;
+    rep.peak_gbs = bw_peak_gbs(&device);
+    bw_report_bench_header(out, &rep);
+
+    char *why = NULL;
+    if (gate(run, o, &why) != 0) {
+        fprintf(out, "  wrong answers: no speed figures (run `python3 run.py test %s`)\n",
+                ex->name);
+        if (why)
+            fprintf(out, "  first failure: %s\n", why);
+        free(why);
+        for (int i = 0; i < n_rows; i++)
+            rows[i].status = "wrong";
+        rep.status = "wrong";
+        code = 1;
+        goto report;
+    }
+
+    /* Which sizes fit: the images, a device copy of the restored array, and
+     * the L2 flush buffer (taken as twice the L2). */
+    int64_t largest = 0;
+    for (int i = 0; i < n_rows; i++) {
+        bw_image_layout l = bw_image_layout_for(rows[i].n, rows[i].offset, 0);
+        uint64_t extra = (ex->in_place ? l.total_bytes : 0) + 2 * (uint64_t)device.l2_bytes;
+        char *short_of = bw_memory_shortfall(ex, rows[i].n, &l, extra, &device, bw_runner_shm(run));
+        if (short_of) {
+            rows[i].status = "skipped";
+            rows[i].detail = short_of;
+        } else {
+            rows[i].status = NULL;   /* to be measured */
+            if (rows[i].bytes > largest)
+                largest = rows[i].bytes;
+        }
+    }
+    if (rep.copy.run) {
+        /* Half the largest row's traffic each way: the same total bytes moved. */
+        rep.copy.bytes = (largest / 2) & ~(int64_t)1;
+        if (rep.copy.bytes > 0)
+            run_copy(run, &s, &rep);
+        else
+            rep.copy.detail = bw_format_alloc("no size fits in memory");
+        bw_report_bench_copy(out, &rep);
+    }
+    bw_report_bench_table_head(out);
+    int bad = 0;
+    for (int i = 0; i < n_rows; i++) {
+        if (!rows[i].status)
+            run_row(run, o, &s, &rep, &rows[i]);
+        bw_report_bench_row(out, &rows[i]);
+        bad |= strcmp(rows[i].status, "ok") != 0 && strcmp(rows[i].status, "skipped") != 0;
+    }
+    bw_report_bench_footer(out, &rep);
+    rep.status = bad ? "fail" : "ok";
+    code = bad ? 1 : 0;
+
+report:
+    if (o->json_path && bw_report_bench_json(o->json_path, &rep) != 0) {
+        fprintf(stderr, "bwgrade: could not write %s: %s\n", o->json_path, strerror(errno));
+        code = 3;
+    }
+    bw_runner_close(run);
+    for (int i = 0; i < n_rows; i++)
+        free(rows[i].detail);
+    free(rows);
+    free(specs);
+    free(rep.copy.detail);
+    free(error);
+    return code;
+}

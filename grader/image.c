@@ -1,0 +1,78 @@
+/* Array images: guard zones around the data, checked byte for byte. Only the
+ * guard zones are ever touched here, so a 4 GiB image costs a few kilobytes. */
+#include "image.h"
+
+/* Layout:
+ *   front = BW_GUARD_BYTES + 2 * offset_elems   (the array starts here)
+ *   data  = 2 * n
+ *   back  = BW_GUARD_BYTES, and the total is rounded up to 256 bytes (the
+ *           rounding adds to the back guard);
+ * sanitize != 0: back = 0 and total = front + data exactly, not rounded, so
+ *   the allocation ends with element n-1 and any read past it is caught. */
+bw_image_layout bw_image_layout_for(int64_t n, int offset_elems, int sanitize)
+{
+    bw_image_layout l;
+    l.front_bytes = BW_GUARD_BYTES + 2u * (uint64_t)offset_elems;
+    l.data_bytes = 2u * (uint64_t)n;
+    if (sanitize) {
+        l.back_bytes = 0;
+        l.total_bytes = l.front_bytes + l.data_bytes;
+    } else {
+        uint64_t raw = l.front_bytes + l.data_bytes + BW_GUARD_BYTES;
+        l.total_bytes = (raw + 255u) & ~(uint64_t)255u;
+        l.back_bytes = l.total_bytes - l.front_bytes - l.data_bytes;
+    }
+    return l;
+}
+
+uint8_t bw_guard_byte(uint64_t pos)
+{
+    uint64_t z = (pos + 1u) * UINT64_C(0x9E3779B97F4A7C15);
+    z ^= z >> 29;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    uint8_t b = (uint8_t)(z >> 56);
+    /* The poison's bytes (0xD7 0x7F, little-endian) never appear, so a guard
+     * read as elements can never pass for an unwritten element. */
+    if (b == 0xD7 || b == 0x7F)
+        b ^= 0x01;
+    return b;
+}
+
+void bw_image_fill_guards(uint8_t *image, const bw_image_layout *l)
+{
+    for (uint64_t p = 0; p < l->front_bytes; p++)
+        image[p] = bw_guard_byte(p);
+    for (uint64_t p = l->front_bytes + l->data_bytes; p < l->total_bytes; p++)
+        image[p] = bw_guard_byte(p);
+}
+
+typedef struct {
+    int64_t count, first, last;
+} scan;
+
+static void scan_range(const uint8_t *image, uint64_t from, uint64_t to, uint64_t front,
+                       scan *s)
+{
+    for (uint64_t p = from; p < to; p++) {
+        if (image[p] == bw_guard_byte(p))
+            continue;
+        int64_t rel = (int64_t)p - (int64_t)front;
+        if (s->count == 0)
+            s->first = rel;
+        s->last = rel;
+        s->count++;
+    }
+}
+
+int64_t bw_image_check_guards(const uint8_t *image, const bw_image_layout *l,
+                              int64_t *first_bad, int64_t *last_bad)
+{
+    scan s = {0, 0, 0};
+    scan_range(image, 0, l->front_bytes, l->front_bytes, &s);
+    scan_range(image, l->front_bytes + l->data_bytes, l->total_bytes, l->front_bytes, &s);
+    if (first_bad)
+        *first_bad = s.first;
+    if (last_bad)
+        *last_bad = s.last;
+    return s.count;
+}

@@ -1,0 +1,434 @@
+/* bwgrade: the command line (docs/ARCHITECTURE.md fixes it). Parses the
+ * arguments, answers `list` and `cases` itself, hands `test` and `bench` to
+ * their modes. Exit codes: 0 passed, 1 failed, 2 usage error, 3 could not run. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench_mode.h"
+#include "cases.h"
+#include "exercise.h"
+#include "once_mode.h"
+#include "test_mode.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage:\n"
+    "  bwgrade list\n"
+    "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
+    "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
+    "               [--sanitize TOOLS] [--json FILE] [--quiet]\n"
+    "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
+    "                [--offsets K,K,...] [--no-copy] [--quick] [--json FILE]\n"
+    "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
+    "\n"
+    "  list      the exercises: name, arrays, in place, uses alpha, summary (tab-separated)\n"
+    "  cases     the case table for a seed\n"
+    "  test      run every case (or case K) in the worker and check the results\n"
+    "  bench     measure bandwidth; only after a correctness check passes\n"
+    "  once      one checked call at size N (for profilers: only those kernels run)\n"
+    "\n"
+    "  --seed S        case seed (default: $BWLAB_SEED, else the public seed)\n"
+    "  --hidden        add the instructor's extra cases\n"
+    "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
+    "                  a comma-separated list of them, or all\n"
+    "  --json FILE     also write the results as JSON (- for stdout)\n"
+    "  --quiet         one summary line instead of the report\n"
+    "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1\n"
+    "  --offsets LIST  pointer offsets in elements, 0 to 127\n"
+    "  --quick         one large size, shorter sampling\n"
+    "\n"
+    "exit status: 0 everything passed, 1 something failed, 2 usage error,\n"
+    "             3 could not run (no CUDA device, worker would not start)\n";
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bwgrade: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\n\n", stderr);
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+}
+
+/* What the command line said; NULL / 0 where it said nothing. */
+typedef struct {
+    const char *exercise;
+    const char *worker, *seed, *case_k, *sanitize, *json, *label, *sizes, *offsets;
+    const char *n, *offset;
+    int hidden, quiet, no_copy, quick, help;
+} args;
+
+enum { CMD_LIST = 1, CMD_CASES = 2, CMD_TEST = 4, CMD_BENCH = 8, CMD_ONCE = 16 };
+
+typedef struct {
+    const char *name;
+    int commands;           /* where it is accepted */
+    size_t value_at;        /* offset of its const char * in args, or ... */
+    size_t flag_at;         /* ... of its int flag */
+    int takes_value;
+} option;
+
+#define VAL(field, cmds) {"--" #field, cmds, offsetof(args, field), 0, 1}
+#define FLAG(name, field, cmds) {name, cmds, 0, offsetof(args, field), 0}
+
+static const option options[] = {
+    VAL(worker, CMD_TEST | CMD_BENCH | CMD_ONCE),
+    VAL(seed, CMD_CASES | CMD_TEST | CMD_ONCE),
+    VAL(n, CMD_ONCE),
+    VAL(offset, CMD_ONCE),
+    {"--case", CMD_TEST, offsetof(args, case_k), 0, 1},
+    VAL(sanitize, CMD_TEST),
+    VAL(json, CMD_TEST | CMD_BENCH),
+    VAL(label, CMD_BENCH),
+    VAL(sizes, CMD_BENCH),
+    VAL(offsets, CMD_BENCH),
+    FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
+    FLAG("--quiet", quiet, CMD_TEST),
+    FLAG("--no-copy", no_copy, CMD_BENCH),
+    FLAG("--quick", quick, CMD_BENCH),
+};
+
+/* Parses argv[2..] for command cmd. Returns 0 or an exit code. */
+static int parse_args(int argc, char **argv, int cmd, args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            a->help = 1;
+            return 0;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            if (a->exercise)
+                return usage_error("unexpected argument '%s'", arg);
+            a->exercise = arg;
+            continue;
+        }
+        /* --name=value or --name value */
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const option *opt = NULL;
+        for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
+            if (strlen(options[k].name) == name_len && strncmp(options[k].name, arg, name_len) == 0)
+                opt = &options[k];
+        if (!opt || !(opt->commands & cmd))
+            return usage_error("unknown option '%s' for this command", arg);
+        if (!opt->takes_value) {
+            if (eq)
+                return usage_error("option '%s' takes no value", arg);
+            *(int *)(void *)((char *)a + opt->flag_at) = 1;
+            continue;
+        }
+        const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!value)
+            return usage_error("option '%s' needs a value", arg);
+        *(const char **)(void *)((char *)a + opt->value_at) = value;
+    }
+    return 0;
+}
+
+/* A decimal (or 0x hex) unsigned number filling the whole string. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || !(s[0] >= '0' && s[0] <= '9'))
+        return -1;
+    int base = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, base);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Element counts as people write them: 1000, 2^20, 2^26+5, 2^28-1. */
+static int parse_size(const char *s, size_t len, int64_t *out)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    int rc = -1;
+    int64_t v = 0;
+    char *end;
+    if (len >= 2 && copy[0] == '2' && copy[1] == '^') {
+        errno = 0;
+        long p = strtol(copy + 2, &end, 10);
+        if (!errno && end != copy + 2 && p >= 0 && p <= 31) {
+            v = (int64_t)1 << p;
+            if (*end == '\0') {
+                rc = 0;
+            } else if ((*end == '+' || *end == '-') && end[1] >= '0' && end[1] <= '9') {
+                int sign = *end == '+' ? 1 : -1;
+                char *end2;
+                long long k = strtoll(end + 1, &end2, 10);
+                if (!errno && *end2 == '\0' && k <= INT_MAX) {
+                    v += sign * (int64_t)k;
+                    rc = 0;
+                }
+            }
+        }
+    } else {
+        uint64_t u;
+        if (parse_u64(copy, &u) == 0 && u <= (uint64_t)INT_MAX) {
+            v = (int64_t)u;
+            rc = 0;
+        }
+    }
+    free(copy);
+    if (rc == 0 && (v < 1 || v > INT_MAX))
+        rc = -1;
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+/* Splits a comma list, calling parse on each item. Returns the count (>0) and
+ * a malloc'd array, or -1 naming nothing (the caller reports the option). */
+static int parse_sizes(const char *list, int64_t **out)
+{
+    int count = 1;
+    for (const char *p = list; *p; p++)
+        count += *p == ',';
+    int64_t *v = malloc(sizeof *v * (size_t)count);
+    if (!v)
+        return -1;
+    const char *p = list;
+    for (int i = 0; i < count; i++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || parse_size(p, len, &v[i]) != 0) {
+            free(v);
+            return -1;
+        }
+        p += len + 1;
+    }
+    *out = v;
+    return count;
+}
+
+static int parse_offsets(const char *list, int **out)
+{
+    int count = 1;
+    for (const char *p = list; *p; p++)
+        count += *p == ',';
+    int *v = malloc(sizeof *v * (size_t)count);
+    if (!v)
+        return -1;
+    const char *p = list;
+    for (int i = 0; i < count; i++) {
+        size_t len = strcspn(p, ",");
+        char *copy = len ? malloc(len + 1) : NULL;
+        uint64_t u = 0;
+        int ok = 0;
+        if (copy) {
+            memcpy(copy, p, len);
+            copy[len] = '\0';
+            /* 2 * offset must stay below the 256-byte alignment (image.h). */
+            ok = parse_u64(copy, &u) == 0 && u < 128;
+            free(copy);
+        }
+        if (!ok) {
+            free(v);
+            return -1;
+        }
+        v[i] = (int)u;
+        p += len + 1;
+    }
+    *out = v;
+    return count;
+}
+
+/* --seed, else $BWLAB_SEED, else the public seed. */
+static int resolve_seed(const args *a, uint64_t *seed)
+{
+    if (a->seed) {
+        if (parse_u64(a->seed, seed) != 0)
+            return usage_error("--seed needs a non-negative integer, not '%s'", a->seed);
+        return 0;
+    }
+    const char *env = getenv("BWLAB_SEED");
+    if (env && *env) {
+        if (parse_u64(env, seed) != 0)
+            return usage_error("BWLAB_SEED must be a non-negative integer, not '%s'", env);
+        return 0;
+    }
+    *seed = BW_PUBLIC_SEED;
+    return 0;
+}
+
+static const bw_exercise *need_exercise(const args *a, int *code)
+{
+    if (!a->exercise) {
+        *code = usage_error("which exercise? (bwgrade list shows them)");
+        return NULL;
+    }
+    const bw_exercise *ex = bw_exercise_find(a->exercise);
+    if (!ex) {
+        fprintf(stderr, "bwgrade: unknown exercise '%s'; there are:", a->exercise);
+        for (int i = 0; i < bw_exercise_count(); i++)
+            fprintf(stderr, " %s", bw_exercise_at(i)->name);
+        fputc('\n', stderr);
+        *code = EXIT_USAGE;
+    }
+    return ex;
+}
+
+static int cmd_list(void)
+{
+    for (int i = 0; i < bw_exercise_count(); i++) {
+        const bw_exercise *ex = bw_exercise_at(i);
+        printf("%s\t%d\t%d\t%d\t%s\n", ex->name, ex->n_arrays, ex->in_place, ex->uses_alpha,
+               ex->summary);
+    }
+    return 0;
+}
+
+static int cmd_cases(const bw_exercise *ex, uint64_t seed, int hidden)
+{
+    bw_case_list list = {0};
+    if (bw_cases_generate(ex, seed, hidden, &list) != 0) {
+        fprintf(stderr, "bwgrade: out of memory generating the cases\n");
+        return 3;
+    }
+    printf("# %s, seed %" PRIu64 "%s: %d cases\n", ex->name, seed,
+           hidden ? ", hidden cases included" : "", list.count);
+    printf("%6s  %-7s  %10s  %6s  %-14s  %-10s  %s\n", "index", "group", "n", "offset", "alpha",
+           "alpha_kind", "values");
+    for (int i = 0; i < list.count; i++) {
+        const bw_case *c = &list.items[i];
+        printf("%6d  %-7s  %10" PRId64 "  %6d  %-14.9g  %-10s  %s\n", c->index,
+               bw_case_group_name(c->group), c->n, c->offset_elems, (double)c->alpha,
+               c->alpha_kind ? c->alpha_kind : "-", bw_value_class_name(c->values));
+    }
+    bw_cases_free(&list);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("no command given");
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    int cmd = strcmp(name, "list") == 0    ? CMD_LIST
+              : strcmp(name, "cases") == 0 ? CMD_CASES
+              : strcmp(name, "test") == 0  ? CMD_TEST
+              : strcmp(name, "bench") == 0 ? CMD_BENCH
+              : strcmp(name, "once") == 0  ? CMD_ONCE
+                                           : 0;
+    if (!cmd)
+        return usage_error("unknown command '%s'", name);
+
+    args a;
+    int code = parse_args(argc, argv, cmd, &a);
+    if (code)
+        return code;
+    if (a.help) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (cmd == CMD_LIST) {
+        if (a.exercise)
+            return usage_error("unexpected argument '%s'", a.exercise);
+        return cmd_list();
+    }
+    const bw_exercise *ex = need_exercise(&a, &code);
+    if (!ex)
+        return code;
+    uint64_t seed;
+    if ((code = resolve_seed(&a, &seed)) != 0)
+        return code;
+    if (cmd == CMD_CASES)
+        return cmd_cases(ex, seed, a.hidden);
+
+    if (!a.worker)
+        return usage_error("--worker PATH is required (run.py builds and passes it)");
+
+    if (cmd == CMD_ONCE) {
+        int64_t *n = NULL;
+        int *off = NULL;
+        if (!a.n || parse_sizes(a.n, &n) != 1) {
+            free(n);
+            return usage_error("--n takes one element count 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K)");
+        }
+        if (a.offset && parse_offsets(a.offset, &off) != 1) {
+            free(n);
+            free(off);
+            return usage_error("--offset takes one element offset 0..127");
+        }
+        code = bw_once_main(ex, a.worker, n[0], off ? off[0] : 0, seed);
+        free(n);
+        free(off);
+        return code;
+    }
+
+    if (cmd == CMD_TEST) {
+        bw_test_opts o = {0};
+        o.ex = ex;
+        o.worker_path = a.worker;
+        o.seed = seed;
+        o.hidden = a.hidden;
+        o.case_index = -1;
+        o.json_path = a.json;
+        o.quiet = a.quiet;
+        if (a.case_k) {
+            uint64_t k;
+            if (parse_u64(a.case_k, &k) != 0 || k > INT_MAX)
+                return usage_error("--case needs a case index (0, 1, ...), not '%s'", a.case_k);
+            o.case_index = (int)k;
+        }
+        if (a.sanitize) {
+            const char *tools[BW_MAX_SANITIZERS];
+            if (bw_parse_sanitizers(a.sanitize, tools) <= 0)
+                return usage_error("--sanitize takes memcheck, racecheck, initcheck, a comma "
+                                   "list of them, or all; not '%s'", a.sanitize);
+            o.sanitize = a.sanitize;
+        }
+        return bw_test_main(&o);
+    }
+
+    bw_bench_opts o = {0};
+    o.ex = ex;
+    o.worker_path = a.worker;
+    o.label = a.label ? a.label : "student";
+    o.no_copy = a.no_copy;
+    o.quick = a.quick;
+    o.json_path = a.json;
+    o.seed = seed;
+    int64_t *sizes = NULL;
+    int *offsets = NULL;
+    if (a.sizes) {
+        o.n_sizes = parse_sizes(a.sizes, &sizes);
+        if (o.n_sizes <= 0)
+            return usage_error("--sizes takes element counts 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K), "
+                               "comma-separated; not '%s'", a.sizes);
+        o.sizes = sizes;
+    }
+    if (a.offsets) {
+        o.n_offsets = parse_offsets(a.offsets, &offsets);
+        if (o.n_offsets <= 0) {
+            free(sizes);
+            return usage_error("--offsets takes element offsets 0..127, comma-separated; "
+                               "not '%s'", a.offsets);
+        }
+        o.offsets = offsets;
+    }
+    code = bw_bench_main(&o);
+    free(sizes);
+    free(offsets);
+    return code;
+}

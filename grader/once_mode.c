@@ -1,0 +1,45 @@
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "once_mode.h"
+#include "test_mode.h"
+
+int bw_once_main(const bw_exercise *ex, const char *worker_path, int64_t n, int offset,
+                 uint64_t seed)
+{
+    bw_case c;
+    memset(&c, 0, sizeof c);
+    c.index = -1;
+    c.n = n;
+    c.offset_elems = offset;
+    c.alpha = ex->uses_alpha ? 0.75f : 0.0f;
+    c.alpha_kind = ex->uses_alpha ? "random" : "-";
+    c.values = BW_VALUES_RANDOM;
+    c.group = BW_GROUP_LARGE;
+    c.data_seed = seed;
+
+    char *why = NULL;
+    int no_device = 0;
+    bw_runner *run = bw_runner_open(ex, worker_path, NULL, &why, &no_device);
+    if (!run) {
+        (void)no_device;   /* the message already says which */
+        fprintf(stderr, "bwgrade once: %s\n", why ? why : "the worker would not start");
+        free(why);
+        return 3;
+    }
+    bw_case_result r;
+    bw_test_result_init(&r);
+    bw_test_run_case(run, &c, NULL, &r);
+    printf("once: %s n=%" PRId64 " offset=%d: %s", ex->name, n, offset, bw_outcome_name(r.outcome));
+    if (r.outcome == BW_OUTCOME_FAIL)
+        printf(" (%" PRId64 " wrong elements, first at index %" PRId64 ")", r.out.mismatches,
+               r.out.first_bad);
+    if (r.detail)
+        printf(": %s", r.detail);
+    printf("\n");
+    int code = r.outcome == BW_OUTCOME_PASS ? 0 : r.outcome == BW_OUTCOME_SKIPPED ? 3 : 1;
+    bw_case_result_free(&r);
+    bw_runner_close(run);
+    return code;
+}

@@ -1,0 +1,180 @@
+"""run.py benchmark: bandwidth of each exercise, next to a device copy and,
+with --peers, next to library implementations (cub, cuBLAS).
+
+bwgrade takes the measurements and checks the output of every timed run;
+this module starts it once per worker and lays its JSON side by side.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, console
+from .cmd_test import (Stop, add_source_arguments, error_doc, looks_like_no_device, prepare,
+                       run_bwgrade, write_json)
+
+HELP = "measure bandwidth (GB/s and % of a device copy), optionally against library peers"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_source_arguments(parser)
+    parser.add_argument("--peers", action="store_true",
+                        help="also measure the library peers (cub, cuBLAS) of each exercise")
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and samples")
+    parser.add_argument("--sizes", action="append", metavar="N,N,...",
+                        help="element counts to measure, comma-separated (default: bwgrade's list)")
+    parser.add_argument("--offsets", action="append", metavar="K,K,...",
+                        help="pointer offsets in elements, comma-separated")
+    parser.add_argument("--json", metavar="FILE", help="write every measurement to FILE")
+    parser.add_argument("--plot", metavar="FILE", help="draw the results into FILE (needs matplotlib)")
+
+
+def _joined(values: list[str] | None) -> str | None:
+    if not values:
+        return None
+    parts = [p for v in values for p in v.split(",") if p.strip()]
+    return ",".join(p.strip() for p in parts)
+
+
+def bench_extra_args(args: argparse.Namespace, label: str, peer: bool) -> list[str]:
+    extra = ["--label", label]
+    sizes, offsets = _joined(args.sizes), _joined(args.offsets)
+    if sizes:
+        extra += ["--sizes", sizes]
+    if offsets:
+        extra += ["--offsets", offsets]
+    if peer:
+        extra.append("--no-copy")   # the copy is measured once, in the main run
+    if args.quick:
+        extra.append("--quick")
+    return extra
+
+
+def _pct_copy(row: dict, copy_gbs: float | None) -> float | None:
+    pct = row.get("pct_copy")
+    if isinstance(pct, (int, float)) and pct > 0:
+        return float(pct)
+    gbs = row.get("gbs")
+    # A peer run without its own copy: relate it to the copy of the main run.
+    if isinstance(gbs, (int, float)) and copy_gbs:
+        return 100.0 * gbs / copy_gbs
+    return None
+
+
+def comparison_table(docs: list[dict]) -> str:
+    """One exercise's runs side by side: n, offset, then GB/s and % of copy per label."""
+    docs = [d for d in docs if isinstance(d.get("rows"), list)]
+    if not docs:
+        return "(no measurements)"
+    copy_gbs = None
+    for d in docs:
+        c = d.get("copy") or {}
+        if isinstance(c.get("gbs"), (int, float)) and c["gbs"] > 0:
+            copy_gbs = float(c["gbs"])
+            break
+    keys: list[tuple] = []
+    cells: dict[tuple, dict[str, dict]] = {}
+    for d in docs:
+        for row in d["rows"]:
+            key = (row.get("n"), row.get("offset"))
+            if key not in cells:
+                keys.append(key)
+                cells[key] = {}
+            cells[key][d.get("label", "?")] = row
+    labels = [d.get("label", "?") for d in docs]
+    headers = ["n", "offset"]
+    for label in labels:
+        headers += [f"{label} GB/s", f"{label} %copy"]
+    rows = []
+    for key in keys:
+        n, off = key
+        line: list[object] = [console.number(n), off]
+        for label in labels:
+            row = cells[key].get(label)
+            if row is None:
+                line += ["", ""]
+            elif row.get("status", "ok") != "ok":
+                line += [row.get("status"), "-"]
+            else:
+                pct = _pct_copy(row, copy_gbs)
+                line += [console.number(row.get("gbs")), console.number(pct)]
+        rows.append(line)
+    out = console.table(headers, rows)
+    notes = []
+    if copy_gbs:
+        notes.append(f"device-to-device copy: {copy_gbs:,.1f} GB/s")
+    dev = next((d.get("device") for d in docs if isinstance(d.get("device"), dict)), None)
+    if dev and dev.get("name"):
+        peak = dev.get("peak_gbs")
+        notes.append(f"{dev['name']}" + (f", theoretical peak {peak:,.1f} GB/s" if isinstance(peak, (int, float)) else ""))
+    return out + ("\n" + "; ".join(notes) if notes else "")
+
+
+def plot(docs: list[dict], path: str) -> str:
+    try:
+        mod = importlib.import_module("bwlab.plot")
+    except ModuleNotFoundError as e:
+        if e.name == "bwlab.plot":
+            return "plotting not available in this copy of the kit"
+        raise
+    return str(mod.plot_benchmark(docs, path))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        chosen, variant, plan = prepare(args, peers=args.peers)
+    except Stop as s:
+        return s.code
+
+    results: dict[str, dict[str, dict]] = {}
+    all_docs: list[dict] = []
+    worst = EXIT_OK
+    no_device = False
+    for ex in chosen:
+        results[ex] = {}
+        for w in plan.for_exercise(ex):
+            if no_device:
+                results[ex][w.label] = error_doc(ex, "not_run", "no CUDA device")
+                continue
+            console.heading(f"{ex} ({w.label})")
+            if not w.ok:
+                console.say(w.message)
+                if w.lines:
+                    console.say(console.indent(w.lines))
+                results[ex][w.label] = error_doc(ex, w.status, w.message, w.lines)
+                worst = max(worst, EXIT_FAIL)
+                continue
+            peer = w.label not in ("student", "solution", "submission")
+            rc, doc, tail = run_bwgrade(plan.bwgrade, "bench", ex, w.path,
+                                        bench_extra_args(args, w.label, peer))
+            if rc == EXIT_NO_DEVICE:
+                no_device = looks_like_no_device(tail)
+                worst = EXIT_NO_DEVICE
+                results[ex][w.label] = doc or error_doc(ex, "not_run", "bwgrade could not run (exit 3)")
+                continue
+            if doc is None:
+                doc = error_doc(ex, "error", f"bwgrade exited with code {rc} and wrote no report")
+            else:
+                doc.setdefault("label", w.label)
+                all_docs.append(doc)
+            results[ex][w.label] = doc
+            if rc != EXIT_OK:
+                worst = max(worst, EXIT_FAIL)
+
+    for ex in chosen:
+        docs = [d for d in results[ex].values() if "rows" in d]
+        if docs:
+            console.heading(f"{ex}: side by side")
+            console.say(comparison_table(docs))
+
+    console.say("")
+    if no_device:
+        console.say("built OK; no CUDA device here, so nothing was measured. "
+                    "Run this on a machine with an NVIDIA GPU.")
+    if args.json:
+        write_json(args.json, {"tool": "run.py", "mode": "bench", "variant": variant,
+                               "submission": args.submission, "exercises": results})
+        console.say(f"wrote {args.json}")
+    if args.plot:
+        console.say(plot(all_docs, args.plot) if all_docs else "nothing to plot")
+    return worst

@@ -1,0 +1,281 @@
+"""run.py handout: pack the student tarball (for instructors).
+
+    python3 run.py handout [--out FILE] [--prefix NAME]
+
+The file list comes from `git ls-files` (tracked files, plus untracked ones
+that .gitignore does not exclude) in a git checkout, else from a walk of the
+tree. Then two lists decide, the deny-list first:
+
+  ALLOW   the top-level paths a student needs (sources, handout, public tests)
+  DENY    solutions, instructor files, grading-only tests and docs, build
+          outputs, caches
+
+Everything left out is listed. The tarball is refused (exit 1) if any file
+that would go in contains the secret seed (as found by `run.py grade`: the
+seed file or $BWLAB_SECRET_SEED), or if a denied path somehow got in.
+
+Exit codes: 0 written, 1 refused (a secret in it), 2 usage, 4 kit unreadable.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, repo_root
+
+HELP = "make the student handout tarball (instructors)"
+
+DEFAULT_OUT = "bwlab-handout.tar.gz"
+DEFAULT_PREFIX = "bwlab"
+
+# Paths (files, or folders with a trailing slash) that may go in.
+ALLOW = (
+    "run.py",
+    "CMakeLists.txt",
+    "README.md",
+    ".gitignore",
+    "exercises/",
+    "grader/",
+    "reference/",
+    "handout/",
+    "docs/",
+    "tests/CMakeLists.txt",
+    "tests/unit/",
+    "tests/python/",
+    "tests/corpus/",
+    "tests/data/",
+)
+
+# Paths that never go in, whatever ALLOW says.
+DENY = (
+    "solutions/",
+    "grader/instructor/",
+    "docs/INSTRUCTORS.md",
+    "docs/slurm/",
+    "docs/ci/",
+    # Tests of the instructor side: they need solutions/ or grader/instructor/.
+    "tests/python/test_grading.py",
+    "tests/python/test_handout_pack.py",
+    "tests/python/test_e2e_grade_gpu.py",
+    "build/",
+    "grades/",
+    ".git/",
+)
+# Any path with one of these components, or ending so, stays out too.
+DENY_PARTS = ("__pycache__", ".git", ".pytest_cache", ".mypy_cache")
+DENY_SUFFIXES = (".pyc", ".pyo", ".o", ".orig", ".rej", ".swp", "~")
+DENY_NAMES = ("secret_seed",)
+
+
+def _matches(path: str, rule: str) -> bool:
+    return path.startswith(rule) if rule.endswith("/") else path == rule
+
+
+def verdict(path: str) -> str | None:
+    """None if path goes in, else the rule that keeps it out."""
+    parts = path.split("/")
+    for part in parts:
+        if part in DENY_PARTS:
+            return f"{part}/"
+    if parts[-1] in DENY_NAMES:
+        return parts[-1]
+    for suffix in DENY_SUFFIXES:
+        if path.endswith(suffix):
+            return f"*{suffix}"
+    for rule in DENY:
+        if _matches(path, rule):
+            return rule
+    if any(_matches(path, rule) for rule in ALLOW):
+        return None
+    return "not on the allow-list: " + (parts[0] + "/" if len(parts) > 1 else parts[0])
+
+
+def _in_git_checkout(root: Path) -> bool:
+    if not (root / ".git").exists():
+        return False
+    try:
+        r = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0 and Path(r.stdout.strip()).resolve() == root.resolve()
+
+
+def list_files(root: Path) -> tuple[list[str], str]:
+    """The candidate files (relative POSIX paths, sorted) and where the list came from."""
+    root = Path(root)
+    if _in_git_checkout(root):
+        r = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], capture_output=True, timeout=120)
+        if r.returncode == 0:
+            names = {n for n in r.stdout.decode("utf-8", "surrogateescape").split("\0") if n}
+            # Deleted in the working tree but still in the index: nothing to pack.
+            files = sorted(n for n in names if (root / n).is_file() and not (root / n).is_symlink())
+            return files, "git ls-files"
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in DENY_PARTS and not (rel_dir == "" and d in ("build", "grades")))
+        for f in filenames:
+            p = Path(dirpath) / f
+            if p.is_file() and not p.is_symlink():
+                files.append(rel_dir + f)
+    return sorted(files), "a walk of the tree"
+
+
+def select(files: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """(kept, left out grouped by the rule that kept each out)."""
+    kept: list[str] = []
+    left: dict[str, list[str]] = {}
+    for f in files:
+        why = verdict(f)
+        if why is None:
+            kept.append(f)
+        else:
+            left.setdefault(why, []).append(f)
+    return kept, left
+
+
+def secret_texts(root: Path, environ: dict[str, str] | None = None) -> list[str]:
+    """The secret seed as text (decimal and hex), when one is configured."""
+    from . import cmd_grade
+    try:
+        seed = cmd_grade.find_seed(root, None, False, environ)
+    except cmd_grade.SeedError:
+        return []
+    return seed.secrets()
+
+
+def find_secrets(root: Path, files: list[str], secrets: list[str]) -> list[str]:
+    if not secrets:
+        return []
+    needles = [s.lower().encode() for s in secrets]
+    hits = []
+    for f in files:
+        try:
+            data = (root / f).read_bytes().lower()
+        except OSError:
+            continue
+        if any(n in data for n in needles):
+            hits.append(f)
+    return hits
+
+
+def pack(root: Path, files: list[str], out: Path, prefix: str = DEFAULT_PREFIX,
+         mtime: int | None = None) -> int:
+    """Write files (relative to root) into out (.tar.gz) under prefix/.
+    Deterministic: sorted, owner 0, one mtime ($SOURCE_DATE_EPOCH or now).
+    Returns the number of bytes written."""
+    if mtime is None:
+        env = os.environ.get("SOURCE_DATE_EPOCH", "")
+        mtime = int(env) if env.isdigit() else int(time.time())
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        seen_dirs: set[str] = set()
+        for rel in sorted(files):
+            parts = rel.split("/")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in seen_dirs:
+                    seen_dirs.add(d)
+                    ti = tarfile.TarInfo(f"{prefix}/{d}" if prefix else d)
+                    ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, mtime
+                    tf.addfile(ti)
+            src = root / rel
+            data = src.read_bytes()
+            ti = tarfile.TarInfo(f"{prefix}/{rel}" if prefix else rel)
+            ti.size = len(data)
+            ti.mtime = mtime
+            ti.mode = 0o755 if os.access(src, os.X_OK) else 0o644
+            ti.uid = ti.gid = 0
+            ti.uname = ti.gname = ""
+            tf.addfile(ti, io.BytesIO(data))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime, compresslevel=9) as gz:
+            gz.write(buf.getvalue())
+    os.replace(tmp, out)
+    return out.stat().st_size
+
+
+def check_tarball(out: Path, prefix: str) -> list[str]:
+    """Names in the written tarball that the deny rules forbid (should be none)."""
+    bad = []
+    with tarfile.open(out, "r:gz") as tf:
+        for m in tf.getmembers():
+            name = m.name[len(prefix) + 1:] if prefix and m.name.startswith(prefix + "/") else m.name
+            if m.isfile() and verdict(name) is not None:
+                bad.append(m.name)
+    return bad
+
+
+def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: dict[str, str] | None = None,
+                 quiet: bool = False) -> tuple[int, list[str], dict[str, list[str]]]:
+    """Select, scan and pack. Returns (exit code, kept files, left-out groups)."""
+    say = (lambda _t: None) if quiet else console.say
+    files, origin = list_files(root)
+    kept, left = select(files)
+    say(f"{len(files)} files from {origin}; {len(kept)} go into the handout")
+    for why, paths in sorted(left.items()):
+        shown = ", ".join(paths[:4]) + (f", ... ({len(paths)} files)" if len(paths) > 4 else "")
+        say(f"  left out ({why}): {shown}")
+    if not any(f == "run.py" for f in kept):
+        console.warn("run.py is not in the handout: is this the kit's root?")
+    hits = find_secrets(root, kept, secret_texts(root, environ))
+    if hits:
+        console.error("refusing to pack: these files contain the secret seed: " + ", ".join(hits))
+        return EXIT_FAIL, kept, left
+    size = pack(root, kept, out, prefix)
+    bad = check_tarball(out, prefix)
+    if bad:
+        out.unlink()
+        console.error("refusing: denied paths got into the tarball: " + ", ".join(bad))
+        return EXIT_FAIL, kept, left
+    say(f"wrote {out} ({size / 1024:.0f} KiB, {len(kept)} files under {prefix + '/' if prefix else './'})")
+    return EXIT_OK, kept, left
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "exit codes: 0 written; 1 refused (a file holds the secret seed); 2 usage"
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE",
+                        help=f"the tarball to write (default: {DEFAULT_OUT})")
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX, metavar="NAME",
+                        help=f"the folder everything sits in inside the tarball (default: {DEFAULT_PREFIX}; "
+                             "'' for none)")
+    parser.add_argument("--list", action="store_true", help="list the files that would go in; write nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = repo_root()
+    if not (root / "exercises" / "exercises.def").is_file():
+        console.error(f"{root} does not look like the kit (no exercises/exercises.def)")
+        return EXIT_KIT
+    prefix = args.prefix.strip("/")
+    if prefix and (prefix in (".", "..") or "/" in prefix):
+        console.error("--prefix must be a plain folder name")
+        return EXIT_USAGE
+    if args.list:
+        files, _ = list_files(root)
+        kept, _ = select(files)
+        for f in kept:
+            console.say(f)
+        return EXIT_OK
+    out = Path(args.out)
+    if not out.name.endswith((".tar.gz", ".tgz")):
+        console.error("--out should end in .tar.gz")
+        return EXIT_USAGE
+    try:
+        code, _, _ = make_handout(root, out, prefix)
+    except OSError as e:
+        console.error(f"cannot write the handout: {e}")
+        return EXIT_FAIL
+    return code

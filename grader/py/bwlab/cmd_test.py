@@ -1,0 +1,295 @@
+"""run.py test: build the exercises and let bwgrade grade them.
+
+bwgrade's own report is what the student reads: it is streamed as is. This
+module only builds, starts bwgrade once per exercise, keeps its JSON and
+prints a one-line summary at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, build, console, exercises, repo_root
+from .submission import Submission, SubmissionError
+from . import submission as submission_mod
+
+HELP = "build and grade the exercises on this machine's GPU"
+
+SANITIZERS = ["memcheck", "racecheck", "initcheck"]
+NO_DEVICE_MESSAGE = ("built OK; no CUDA device here, so nothing was run. "
+                     "Run this on a machine with an NVIDIA GPU.")
+
+
+# --- arguments shared with benchmark ---------------------------------------------
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("exercise", nargs="*", metavar="EXERCISE",
+                        help="exercises to run (default: all, in table order)")
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--solutions", action="store_true",
+                     help="use the reference solutions in solutions/ instead of exercises/")
+    src.add_argument("--submission", metavar="DIR|ARCHIVE",
+                     help="use a submission: a directory, a .tar.gz or a .zip holding "
+                          "exercises/NAME/NAME.cu")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show the whole CMake and compiler output")
+
+
+def variant_of(args: argparse.Namespace) -> str:
+    if getattr(args, "solutions", False):
+        return "solution"
+    if getattr(args, "submission", None):
+        return "submission"
+    return "student"
+
+
+class Stop(Exception):
+    """Stop the command with this exit code (the message is already printed)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def prepare(args: argparse.Namespace, peers: bool = False) -> tuple[list[str], str, build.Plan]:
+    """Resolve the exercises, read a submission, build. Raises Stop on errors."""
+    root = repo_root()
+    try:
+        chosen = [e.name for e in exercises.select(args.exercise, root)]
+        all_names = exercises.names(root)
+    except exercises.UnknownExercise as e:
+        console.error(str(e))
+        raise Stop(EXIT_USAGE) from None
+    except OSError as e:
+        console.error(f"cannot read the exercise table: {e}")
+        raise Stop(EXIT_KIT) from None
+    variant = variant_of(args)
+    sub: Submission | None = None
+    if variant == "solution" and not any(build.has_solution(root, ex) for ex in chosen):
+        console.error("this copy of the kit has no solutions/ (the student handout leaves them out)")
+        raise Stop(EXIT_USAGE)
+    if variant == "submission":
+        try:
+            sub = submission_mod.load(args.submission, all_names)
+        except SubmissionError as e:
+            console.error(f"submission {args.submission}: {e}")
+            raise Stop(EXIT_USAGE) from None
+        for ex in chosen:
+            where = sub.found_at.get(ex)
+            console.say(f"submission: {ex}: " + (f"taken from {where}" if where else sub.missing[ex]))
+    try:
+        plan = build.prepare(chosen, variant, sub, peers=peers, verbose=args.verbose,
+                             root=root, all_names=all_names)
+    except build.KitError as e:
+        console.error(e.message)
+        if e.lines:
+            console.say(console.indent(e.lines))
+        if isinstance(e, build.CheckMissing):
+            console.say("    (as root, `python3 run.py selftest` installs it for you)")
+        raise Stop(EXIT_KIT) from None
+    return chosen, variant, plan
+
+
+# --- running bwgrade -------------------------------------------------------------------
+
+def stream(cmd: list[str], tail_lines: int = 40) -> tuple[int, list[str]]:
+    """Run cmd, copying its output to our stdout as it comes; return the
+    exit code and the last lines."""
+    tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
+    sys.stdout.flush()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace", bufsize=1)
+    except OSError as e:
+        msg = f"cannot start {cmd[0]}: {e.strerror or e}"
+        print(msg, flush=True)
+        return 127, [msg]
+    with proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            tail.append(line.rstrip("\n"))
+    return proc.wait(), list(tail)
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def looks_like_no_device(lines: list[str]) -> bool:
+    text = "\n".join(lines).lower()
+    return "device" in text or "no cuda" in text or "driver" in text
+
+
+def run_bwgrade(bwgrade: Path, mode: str, exercise: str, worker: Path,
+                extra: list[str]) -> tuple[int, dict | None, list[str]]:
+    """One bwgrade run with --json into a temporary file; returns its exit
+    code, its JSON (None if it wrote none) and the tail of its output."""
+    with tempfile.TemporaryDirectory(prefix="bwlab-") as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [str(bwgrade), mode, exercise, "--worker", str(worker), *extra, "--json", str(out)]
+        rc, tail = stream(cmd)
+        return rc, read_json(out), tail
+
+
+def error_doc(exercise: str, status: str, detail: str, lines: list[str] | None = None) -> dict:
+    doc = {"exercise": exercise, "status": status, "detail": detail,
+           "passed": 0, "failed": 0, "skipped": 0, "total": 0}
+    if lines:
+        doc["build_output"] = lines
+    return doc
+
+
+def worker_problem_doc(w: build.Worker) -> dict:
+    return error_doc(w.exercise, w.status, w.message, w.lines)
+
+
+def test_extra_args(args: argparse.Namespace, sanitizer: str | None) -> list[str]:
+    extra: list[str] = []
+    if args.seed is not None:
+        extra += ["--seed", str(args.seed)]
+    if args.case is not None:
+        extra += ["--case", str(args.case)]
+    if sanitizer:
+        extra += ["--sanitize", sanitizer]
+    return extra
+
+
+def sanitizers_of(args: argparse.Namespace) -> list[str | None]:
+    if not args.sanitize:
+        return [None]
+    return list(SANITIZERS) if args.sanitize == "all" else [args.sanitize]
+
+
+def combine_sanitizer_runs(runs: list[tuple[str | None, dict]]) -> dict:
+    """One entry per exercise: with one run, its report; with several
+    (--sanitize all), the first that did not pass (else the last), with a
+    short account of every run under 'sanitize_runs'."""
+    if len(runs) == 1:
+        tool, doc = runs[0]
+        if tool:
+            doc.setdefault("sanitize", tool)
+        return doc
+    chosen = next((d for _t, d in runs if d.get("status") != "pass"), runs[-1][1])
+    chosen = dict(chosen)
+    chosen["sanitize_runs"] = {t: {k: d.get(k) for k in ("status", "passed", "failed", "total")}
+                               for t, d in runs}
+    return chosen
+
+
+# --- summary ---------------------------------------------------------------------------
+
+STATUS_WORDS = {
+    "pass": "pass", "fail": "FAIL", "not_implemented": "not implemented",
+    "error": "ERROR", "build_error": "BUILD ERROR", "missing": "MISSING FILE",
+    "unavailable": "UNAVAILABLE", "not_run": "not run",
+}
+
+
+def summary_line(results: dict[str, dict]) -> str:
+    parts = []
+    for name, doc in results.items():
+        status = str(doc.get("status", "error"))
+        word = STATUS_WORDS.get(status, status.upper())
+        total = doc.get("total")
+        if status in ("pass", "fail", "not_implemented") and isinstance(total, int) and total > 0:
+            parts.append(f"{name} {word} ({doc.get('passed', 0)}/{total})")
+        else:
+            parts.append(f"{name} {word}")
+    return f"{console.plural(len(results), 'exercise')}: " + ", ".join(parts)
+
+
+def write_json(path: str, doc: dict) -> None:
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, p)
+
+
+# --- the command -----------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_source_arguments(parser)
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help="case seed (default: $BWLAB_SEED, else the public seed)")
+    parser.add_argument("--case", type=int, metavar="K", help="run only case K (see bwgrade cases)")
+    parser.add_argument("--sanitize", action="store_const", const="all",
+                        help="run the cases under compute-sanitizer: memcheck, racecheck and initcheck, "
+                             "one after the other (slow)")
+    parser.add_argument("--sanitizer", dest="sanitize", choices=SANITIZERS,
+                        help="run under this one compute-sanitizer tool only")
+    parser.add_argument("--json", metavar="FILE", help="write every exercise's report to FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        chosen, variant, plan = prepare(args)
+    except Stop as s:
+        return s.code
+
+    results: dict[str, dict] = {}
+    no_device = False
+    could_not_run = False
+    assert plan.bwgrade is not None or not any(w.ok for w in plan.workers)
+    for ex in chosen:
+        w = plan.for_exercise(ex)[0]
+        if no_device:
+            results[ex] = error_doc(ex, "not_run", "no CUDA device")
+            continue
+        console.heading(f"{ex} ({w.label})")
+        if not w.ok:
+            console.say(w.message)
+            if w.lines:
+                console.say(console.indent(w.lines))
+            results[ex] = worker_problem_doc(w)
+            continue
+        runs: list[tuple[str | None, dict]] = []
+        for tool in sanitizers_of(args):
+            rc, doc, tail = run_bwgrade(plan.bwgrade, "test", ex, w.path, test_extra_args(args, tool))
+            if rc == EXIT_NO_DEVICE:
+                if looks_like_no_device(tail):
+                    no_device = True
+                    doc = error_doc(ex, "not_run", "no CUDA device: " + (tail[-1] if tail else ""))
+                else:
+                    could_not_run = True
+                    doc = doc or error_doc(ex, "error", "bwgrade could not run the worker (exit 3)")
+                runs.append((tool, doc))
+                break
+            if doc is None:
+                why = ("bwgrade refused the command line (exit 2)" if rc == EXIT_USAGE
+                       else f"bwgrade exited with code {rc} and wrote no report")
+                doc = error_doc(ex, "error", why)
+            runs.append((tool, doc))
+        results[ex] = combine_sanitizer_runs(runs)
+
+    console.say("")
+    built_all = all(w.ok for w in plan.workers)
+    if no_device:
+        console.say(NO_DEVICE_MESSAGE if built_all else
+                    "no CUDA device here, so nothing was run (and some exercises did not build, "
+                    "see above). Run this on a machine with an NVIDIA GPU.")
+    console.say(summary_line(results))
+
+    if args.json:
+        write_json(args.json, {"tool": "run.py", "mode": "test", "variant": variant,
+                               "submission": args.submission, "seed": args.seed,
+                               "no_device": no_device, "exercises": results})
+        console.say(f"wrote {args.json}")
+
+    if no_device or could_not_run:
+        return EXIT_NO_DEVICE
+    return EXIT_OK if all(d.get("status") == "pass" for d in results.values()) else EXIT_FAIL

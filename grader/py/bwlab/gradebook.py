@@ -1,0 +1,316 @@
+"""What `run.py grade` and `run.py merge` write: the per-submission record
+(<id>.json), the gradebook (gradebook.csv), Gradescope results
+(gradescope/<id>/results.json) and a JUnit report (junit.xml).
+
+Every file here is derived from the per-submission records alone, so a
+merge of shards (which reads the records back) writes exactly what one
+unsharded run writes: same rows, same order (ids sorted by code point).
+
+A record (the dict saved as <id>.json):
+
+    {"kind": "bwlab-grade", "format": 1, "id": "alice", "source": "alice.tar.gz",
+     "seed": {"kind": "secret" | "public", "fingerprint": "...", "hidden": true},
+     "policy": {"source": "...", "sha256": "..."},
+     "exercises": [{"exercise": "haxpy", "state": "ok" | "missing" | ...,
+                    "build": {...}, "test_exit": 0, "test": {bwgrade JSON},
+                    "bench_exit": 0, "bench": {bwgrade JSON},
+                    "score": {"correctness": {...}, "performance": {...},
+                              "total": 92.5, "max": 100.0},
+                    "seconds": 12.3}],
+     "total": 92.5, "max_total": 200.0,
+     "notes": ["..."], "problems": ["..."], "seconds": 40.1}
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .scoring import fmt_points, pts
+
+RECORD_KIND = "bwlab-grade"
+RECORD_FORMAT = 1
+MANIFEST = "manifest.json"
+GRADEBOOK = "gradebook.csv"
+JUNIT = "junit.xml"
+GRADESCOPE_DIR = "gradescope"
+LOGS_DIR = "logs"
+# Names an id may not take: they would collide with the files above.
+RESERVED_IDS = {"manifest", "gradebook", "junit", GRADESCOPE_DIR, LOGS_DIR}
+
+BUILD_LOG_TAIL = 4000   # characters of a failed build's log shown in reports
+
+
+# --------------------------------------------------------------------------
+# Small helpers
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def clean_text(text: object) -> str:
+    """Text safe for XML 1.0 and CSV: no terminal colour codes, no control characters."""
+    s = "" if text is None else str(text)
+    s = _ANSI.sub("", s)
+    # Surrogates (from undecodable bytes) are not allowed in XML either.
+    s = s.encode("utf-8", "replace").decode("utf-8")
+    return _XML_BAD.sub("?", s)
+
+
+def tail(text: str, limit: int = BUILD_LOG_TAIL) -> str:
+    if len(text) <= limit:
+        return text
+    return "[... " + str(len(text) - limit) + " characters cut ...]\n" + text[-limit:]
+
+
+def exercise_names(records: list[dict], fallback: list[str] | None = None) -> list[str]:
+    """The exercise columns: from the first record (every record of one run
+    has the same list), else the fallback."""
+    for rec in records:
+        return [e["exercise"] for e in rec.get("exercises", [])]
+    return list(fallback or [])
+
+
+def sort_records(records: list[dict]) -> list[dict]:
+    return sorted(records, key=lambda r: r["id"])
+
+
+# --------------------------------------------------------------------------
+# Notes: the short "why" that goes into the CSV
+
+
+def exercise_notes(ex: dict) -> list[str]:
+    name = ex["exercise"]
+    sc = ex.get("score") or {}
+    corr = sc.get("correctness") or {}
+    perf = sc.get("performance") or {}
+    notes = []
+    if corr.get("score", 0) < corr.get("max", 0):
+        notes.append(f"{name}: {corr.get('reason', '')}")
+    if perf.get("max", 0) > 0 and corr.get("passed"):
+        if perf.get("scored"):
+            notes.append(f"{name} performance: {perf.get('pct_copy')}% of copy"
+                         + (f" (>= {perf['threshold']:g}%)" if perf.get("threshold") is not None
+                            else " (below every threshold)"))
+        else:
+            notes.append(f"{name} performance: {perf.get('reason', '')}")
+    return notes
+
+
+def record_notes(rec: dict) -> str:
+    parts = [f"PROBLEM: {p}" for p in rec.get("problems", [])]
+    for ex in rec.get("exercises", []):
+        parts.extend(exercise_notes(ex))
+    parts.extend(rec.get("notes", []))
+    return clean_text("; ".join(parts))
+
+
+# --------------------------------------------------------------------------
+# gradebook.csv
+
+
+def csv_header(exercises: list[str]) -> list[str]:
+    head = ["id"]
+    for ex in exercises:
+        head += [f"{ex}_correctness", f"{ex}_performance", f"{ex}_total"]
+    return head + ["total", "notes"]
+
+
+def csv_row(rec: dict, exercises: list[str]) -> list[str]:
+    by_name = {e["exercise"]: e for e in rec.get("exercises", [])}
+    row = [rec["id"]]
+    for ex in exercises:
+        sc = (by_name.get(ex) or {}).get("score") or {}
+        row += [fmt_points((sc.get("correctness") or {}).get("score", 0)),
+                fmt_points((sc.get("performance") or {}).get("score", 0)),
+                fmt_points(sc.get("total", 0))]
+    return row + [fmt_points(rec.get("total", 0)), record_notes(rec)]
+
+
+def gradebook_csv(records: list[dict], exercises: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(csv_header(exercises))
+    for rec in sort_records(records):
+        w.writerow(csv_row(rec, exercises))
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------
+# Gradescope results.json
+
+
+def _part_output(ex: dict, part: str) -> str:
+    sc = ex.get("score") or {}
+    p = sc.get(part) or {}
+    lines = [p.get("reason", "")]
+    if part == "correctness":
+        for g, s in (p.get("groups") or {}).items():
+            if not s.get("cases"):
+                continue
+            line = f"  {g}: {s['passed']}/{s['cases']} passed"
+            if s.get("skipped"):
+                line += f", {s['skipped']} skipped"
+            if "points" in s:
+                line += f" -> {fmt_points(s['points'])}/{fmt_points(s['max'])} points"
+            if s.get("first_failure"):
+                line += f" (first failure: {s['first_failure']})"
+            lines.append(line)
+        build = ex.get("build") or {}
+        if ex.get("state") in ("build_failed", "build_timeout") and build.get("log_tail"):
+            lines += ["", "build log (end):", build["log_tail"]]
+    return clean_text("\n".join(lines).strip())
+
+
+def gradescope_results(rec: dict) -> dict:
+    tests = []
+    for ex in rec.get("exercises", []):
+        sc = ex.get("score") or {}
+        for part in ("correctness", "performance"):
+            p = sc.get(part) or {}
+            if p.get("max", 0) <= 0:
+                continue
+            score, mx = pts(p.get("score", 0)), pts(p.get("max", 0))
+            tests.append({"name": f"{ex['exercise']}: {part}", "score": score, "max_score": mx,
+                          "output": _part_output(ex, part),
+                          "status": "passed" if score >= mx else "failed"})
+    summary = [f"{rec['id']}: {fmt_points(rec.get('total', 0))} / "
+               f"{fmt_points(rec.get('max_total', 0))} points"]
+    summary += [f"problem: {p}" for p in rec.get("problems", [])]
+    return {"score": pts(rec.get("total", 0)),
+            "output": clean_text("\n".join(summary)),
+            "tests": tests}
+
+
+# --------------------------------------------------------------------------
+# junit.xml
+
+
+def junit_tree(records: list[dict]) -> ET.ElementTree:
+    root = ET.Element("testsuites", name="bwlab grades")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for rec in sort_records(records):
+        suite = ET.SubElement(root, "testsuite", name=clean_text(rec["id"]))
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="score", value=fmt_points(rec.get("total", 0)))
+        ET.SubElement(props, "property", name="max_score", value=fmt_points(rec.get("max_total", 0)))
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for ex in rec.get("exercises", []):
+            sc = ex.get("score") or {}
+            for part in ("correctness", "performance"):
+                p = sc.get(part) or {}
+                if p.get("max", 0) <= 0:
+                    continue
+                counts["tests"] += 1
+                score, mx = pts(p.get("score", 0)), pts(p.get("max", 0))
+                case = ET.SubElement(suite, "testcase", classname=clean_text(f"bwlab.{rec['id']}"),
+                                     name=f"{ex['exercise']}.{part}",
+                                     time=f"{float(ex.get('seconds') or 0):.3f}")
+                message = clean_text(f"{fmt_points(score)}/{fmt_points(mx)} points: {p.get('reason', '')}")
+                if part == "performance" and not (sc.get("correctness") or {}).get("passed"):
+                    ET.SubElement(case, "skipped", message=message)
+                    counts["skipped"] += 1
+                elif (part == "correctness" and ex.get("state") in ("test_error", "not_built")) or \
+                        (part == "performance" and ex.get("bench_state") == "bench_error"):
+                    el = ET.SubElement(case, "error", message=message, type="grader")
+                    el.text = _part_output(ex, part)
+                    counts["errors"] += 1
+                elif score < mx:
+                    el = ET.SubElement(case, "failure", message=message, type=part)
+                    el.text = _part_output(ex, part)
+                    counts["failures"] += 1
+                else:
+                    out = ET.SubElement(case, "system-out")
+                    out.text = message
+        if rec.get("problems"):
+            err = ET.SubElement(suite, "system-err")
+            err.text = clean_text("\n".join(rec["problems"]))
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+        suite.set("time", f"{float(rec.get('seconds') or 0):.3f}")
+    for k, v in totals.items():
+        root.set(k, str(v))
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def junit_xml(records: list[dict]) -> bytes:
+    buf = io.BytesIO()
+    junit_tree(records).write(buf, encoding="utf-8", xml_declaration=True)
+    return buf.getvalue() + b"\n"
+
+
+# --------------------------------------------------------------------------
+# Files
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def dump_json(obj: object) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def record_path(out_dir: Path, sub_id: str) -> Path:
+    return Path(out_dir) / f"{sub_id}.json"
+
+
+def write_record(out_dir: Path, rec: dict) -> Path:
+    path = record_path(out_dir, rec["id"])
+    _write_atomic(path, dump_json(rec))
+    return path
+
+
+def load_record(path: Path) -> dict:
+    rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(rec, dict) or rec.get("kind") != RECORD_KIND:
+        raise ValueError(f"{path}: not a bwlab grade record")
+    return rec
+
+
+def write_manifest(out_dir: Path, manifest: dict) -> None:
+    _write_atomic(Path(out_dir) / MANIFEST, dump_json(manifest))
+
+
+def load_manifest(out_dir: Path) -> dict:
+    return json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
+
+
+def write_outputs(out_dir: Path, records: list[dict], exercises: list[str]) -> None:
+    """gradebook.csv, junit.xml and gradescope/<id>/results.json for these records."""
+    out_dir = Path(out_dir)
+    records = sort_records(records)
+    _write_atomic(out_dir / GRADEBOOK, gradebook_csv(records, exercises).encode("utf-8"))
+    _write_atomic(out_dir / JUNIT, junit_xml(records))
+    for rec in records:
+        _write_atomic(out_dir / GRADESCOPE_DIR / rec["id"] / "results.json",
+                      dump_json(gradescope_results(rec)))
+
+
+def summary_lines(records: list[dict], exercises: list[str]) -> list[str]:
+    """A plain-text table for the terminal: one line per submission."""
+    from .console import table
+    rows = []
+    for rec in sort_records(records):
+        by_name = {e["exercise"]: e for e in rec.get("exercises", [])}
+        row = [rec["id"]]
+        for ex in exercises:
+            sc = (by_name.get(ex) or {}).get("score") or {}
+            row.append(f"{fmt_points(sc.get('total', 0))}/{fmt_points(sc.get('max', 0))}")
+        row.append(f"{fmt_points(rec.get('total', 0))}/{fmt_points(rec.get('max_total', 0))}")
+        row.append("PROBLEM" if rec.get("problems") else "")
+        rows.append(row)
+    headers = ["id", *exercises, "total", ""]
+    if not any(r[-1] for r in rows):
+        headers.pop()
+        rows = [r[:-1] for r in rows]
+    return table(headers, rows).splitlines()

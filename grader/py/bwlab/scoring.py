@@ -1,0 +1,461 @@
+"""The instructor's scoring policy: points from what bwgrade reported.
+
+bwgrade decides whether each case passed and measures the bandwidth; this
+module only turns those facts into points, following one INI file
+(grader/instructor/policy.ini by default), and says why each score is what
+it is.
+
+Policy file (configparser INI):
+
+    [all]                      applies to every exercise
+    correctness_points = 70
+    correctness_mode   = per_group        ; or all_or_nothing
+    groups             = small:10, medium:15, large:20, special:15, huge:10
+    performance_points = 30
+    thresholds         = 90:1.0, 75:0.75, 50:0.5, 25:0.25
+    bench_row          = largest          ; which benchmark row is scored
+
+    [exercise haxpy]           overrides for one exercise (any key of [all])
+    performance_points = 40
+
+    [limits]                   seconds; the command line can override them
+    build_timeout = 600
+    test_timeout  = 1800
+    bench_timeout = 900
+
+Correctness, mode all_or_nothing: correctness_points when bwgrade's status is
+"pass" (every case passed), else 0. Mode per_group: `groups` are weights; a
+group earns correctness_points * weight / (sum of the weights of the groups
+that ran) when none of its cases failed. A skipped case neither passes nor
+fails its group; a group none of whose cases ran shares its weight out.
+
+Performance: only when correctness passed in full. The scored row's pct_copy
+(the kernel's bandwidth as a percentage of the device-to-device copy measured
+in the same run) picks the highest threshold it reaches; the part earns
+performance_points times that threshold's fraction.
+"""
+from __future__ import annotations
+
+import configparser
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GROUPS = ("small", "medium", "large", "special", "huge")
+MODES = ("all_or_nothing", "per_group")
+BENCH_ROWS = ("largest", "smallest", "first", "last")
+
+DEFAULTS = {
+    "correctness_points": "70",
+    "correctness_mode": "per_group",
+    "groups": "small:10, medium:15, large:20, special:15, huge:10",
+    "performance_points": "30",
+    "thresholds": "90:1.0, 75:0.75, 50:0.5, 25:0.25",
+    "bench_row": "largest",
+}
+LIMIT_DEFAULTS = {"build_timeout": 600.0, "test_timeout": 1800.0, "bench_timeout": 900.0}
+
+# Case outcomes that neither pass nor fail a group.
+NEUTRAL_OUTCOMES = ("skipped",)
+
+
+class PolicyError(ValueError):
+    """The policy file is malformed; the message names the section and key."""
+
+
+@dataclass(frozen=True)
+class ExercisePolicy:
+    exercise: str
+    correctness_points: float
+    correctness_mode: str
+    groups: tuple[tuple[str, float], ...]          # (group, weight), in file order
+    performance_points: float
+    thresholds: tuple[tuple[float, float], ...]    # (pct_copy, fraction), highest first
+    bench_row: str
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + self.performance_points
+
+    def describe(self) -> dict:
+        return {
+            "correctness_points": self.correctness_points,
+            "correctness_mode": self.correctness_mode,
+            "groups": {g: w for g, w in self.groups},
+            "performance_points": self.performance_points,
+            "thresholds": [[p, f] for p, f in self.thresholds],
+            "bench_row": self.bench_row,
+        }
+
+
+@dataclass
+class Policy:
+    source: str
+    sha256: str
+    base: dict[str, str]
+    overrides: dict[str, dict[str, str]] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=lambda: dict(LIMIT_DEFAULTS))
+
+    def for_exercise(self, exercise: str) -> ExercisePolicy:
+        merged = dict(self.base)
+        merged.update(self.overrides.get(exercise, {}))
+        section = f"exercise {exercise}" if exercise in self.overrides else "all"
+        return _exercise_policy(exercise, merged, section)
+
+    def check_exercises(self, known: list[str]) -> None:
+        """Every [exercise NAME] section must name an exercise of the kit."""
+        for name in self.overrides:
+            if name not in known:
+                raise PolicyError(f"{self.source}: [exercise {name}]: no such exercise "
+                                  f"(this kit has: {', '.join(known) or 'none'})")
+        for name in known:
+            self.for_exercise(name)   # raises on a bad value
+
+    def describe(self, exercises: list[str]) -> dict:
+        return {"source": self.source, "sha256": self.sha256,
+                "exercises": {ex: self.for_exercise(ex).describe() for ex in exercises},
+                "limits": dict(self.limits)}
+
+
+def _number(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise PolicyError(f"{where}: '{text}' is not a number") from None
+    if value != value or value < 0 or value == float("inf"):
+        raise PolicyError(f"{where}: '{text}' must be a finite number >= 0")
+    return value
+
+
+def _pairs(text: str, where: str) -> list[tuple[str, str]]:
+    out = []
+    for item in text.replace("\n", ",").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if ":" not in item:
+            raise PolicyError(f"{where}: '{item}' should be KEY:VALUE")
+        k, v = item.split(":", 1)
+        out.append((k.strip(), v.strip()))
+    return out
+
+
+def _exercise_policy(exercise: str, kv: dict[str, str], section: str) -> ExercisePolicy:
+    where = lambda key: f"[{section}] {key}"  # noqa: E731
+    mode = kv["correctness_mode"].strip()
+    if mode not in MODES:
+        raise PolicyError(f"{where('correctness_mode')}: '{mode}' (use {' or '.join(MODES)})")
+    groups = []
+    for name, weight in _pairs(kv["groups"], where("groups")):
+        if name not in GROUPS:
+            raise PolicyError(f"{where('groups')}: unknown group '{name}' "
+                              f"(groups: {', '.join(GROUPS)})")
+        if any(name == g for g, _ in groups):
+            raise PolicyError(f"{where('groups')}: group '{name}' given twice")
+        groups.append((name, _number(weight, where("groups"))))
+    if mode == "per_group" and not groups:
+        raise PolicyError(f"{where('groups')}: per_group needs at least one group")
+    thresholds = []
+    for pct, frac in _pairs(kv["thresholds"], where("thresholds")):
+        p = _number(pct.rstrip("%"), where("thresholds"))
+        f = _number(frac, where("thresholds"))
+        if f > 1:
+            raise PolicyError(f"{where('thresholds')}: fraction {frac} is above 1")
+        thresholds.append((p, f))
+    thresholds.sort(key=lambda t: -t[0])
+    row = kv["bench_row"].strip()
+    if row not in BENCH_ROWS:
+        raise PolicyError(f"{where('bench_row')}: '{row}' (use one of {', '.join(BENCH_ROWS)})")
+    return ExercisePolicy(
+        exercise=exercise,
+        correctness_points=_number(kv["correctness_points"], where("correctness_points")),
+        correctness_mode=mode,
+        groups=tuple(groups),
+        performance_points=_number(kv["performance_points"], where("performance_points")),
+        thresholds=tuple(thresholds),
+        bench_row=row,
+    )
+
+
+def parse_policy(text: str, source: str = "<policy>") -> Policy:
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";", "#"),
+                                       default_section="__no_default_section__")
+    try:
+        parser.read_string(text, source=source)
+    except configparser.Error as e:
+        raise PolicyError(f"{source}: {e}") from None
+    base = dict(DEFAULTS)
+    overrides: dict[str, dict[str, str]] = {}
+    limits = dict(LIMIT_DEFAULTS)
+    for section in parser.sections():
+        items = dict(parser.items(section))
+        if section == "all":
+            target = base
+        elif section.startswith("exercise "):
+            name = section[len("exercise "):].strip()
+            if not name:
+                raise PolicyError(f"{source}: [{section}] names no exercise")
+            target = overrides.setdefault(name, {})
+        elif section == "limits":
+            for key, value in items.items():
+                if key not in LIMIT_DEFAULTS:
+                    raise PolicyError(f"{source}: [limits] unknown key '{key}' "
+                                      f"(keys: {', '.join(LIMIT_DEFAULTS)})")
+                limits[key] = _number(value, f"{source}: [limits] {key}")
+                if limits[key] <= 0:
+                    raise PolicyError(f"{source}: [limits] {key} must be above 0")
+            continue
+        else:
+            raise PolicyError(f"{source}: unknown section [{section}] "
+                              "(use [all], [exercise NAME] or [limits])")
+        for key, value in items.items():
+            if key not in DEFAULTS:
+                raise PolicyError(f"{source}: [{section}] unknown key '{key}' "
+                                  f"(keys: {', '.join(DEFAULTS)})")
+            target[key] = value
+    policy = Policy(source=source, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                    base=base, overrides=overrides, limits=limits)
+    _exercise_policy("(all)", base, "all")   # validate [all] on its own
+    for name in overrides:
+        policy.for_exercise(name)
+    return policy
+
+
+def load_policy(path: Path | str) -> Policy:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PolicyError(f"cannot read policy file {path}: {e.strerror or e}") from None
+    return parse_policy(text, source=str(path))
+
+
+def default_policy() -> Policy:
+    """The built-in defaults (the same as the shipped grader/instructor/policy.ini)."""
+    return parse_policy("", source="(built-in defaults)")
+
+
+# --------------------------------------------------------------------------
+# Scoring
+
+
+def pts(x: float) -> float:
+    """Points are kept to two decimals, so every report shows the same numbers."""
+    return round(float(x) + 0.0, 2) + 0.0
+
+
+def fmt_points(x: float) -> str:
+    """22.5 -> '22.5', 70.0 -> '70', 33.333 -> '33.33'."""
+    text = f"{pts(x):.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt_pct(x: float) -> str:
+    return f"{x:g}%"
+
+
+def _case_brief(case: dict) -> str:
+    bits = [f"case {case.get('index', '?')}"]
+    if case.get("n") is not None:
+        bits.append(f"n={case.get('n')}")
+    if case.get("offset"):
+        bits.append(f"offset {case.get('offset')}")
+    bits.append(str(case.get("outcome", "?")))
+    return " ".join(str(b) for b in bits)
+
+
+def group_stats(test: dict) -> dict[str, dict]:
+    """Per case group: cases passed/failed/skipped and the first failing case."""
+    stats: dict[str, dict] = {}
+    for case in test.get("cases") or []:
+        g = str(case.get("group", "?"))
+        s = stats.setdefault(g, {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None})
+        outcome = case.get("outcome")
+        if outcome == "pass":
+            s["passed"] += 1
+        elif outcome in NEUTRAL_OUTCOMES:
+            s["skipped"] += 1
+        else:
+            s["failed"] += 1
+            if s["first_failure"] is None:
+                s["first_failure"] = _case_brief(case)
+    return stats
+
+
+def _unrunnable_reason(result: dict) -> str | None:
+    """Why no correctness points can be given at all, or None if bwgrade reported."""
+    state = result.get("state")
+    if state == "missing":
+        return f"missing: {result.get('student_file', 'the file')} is not in the submission"
+    if state == "build_failed":
+        return "compile error (the build log is in the report)"
+    if state == "build_timeout":
+        return f"the build took longer than {fmt_points(result.get('build_timeout', 0))} s"
+    if state == "not_built":
+        return result.get("reason") or "not built"
+    if state == "test_timeout":
+        return f"the test run took longer than {fmt_points(result.get('test_timeout', 0))} s"
+    if state == "test_error":
+        return result.get("reason") or "the grader could not run this exercise"
+    if not isinstance(result.get("test"), dict):
+        return result.get("reason") or "no test report"
+    return None
+
+
+def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
+    out = {"score": 0.0, "max": pts(pol.correctness_points), "passed": False,
+           "mode": pol.correctness_mode, "reason": "", "groups": {}}
+    why = _unrunnable_reason(result)
+    if why:
+        out["reason"] = why
+        return out
+    test = result["test"]
+    status = test.get("status")
+    stats = group_stats(test)
+    total = test.get("total", sum(s["passed"] + s["failed"] + s["skipped"] for s in stats.values()))
+    failed_cases = test.get("failed", sum(s["failed"] for s in stats.values()))
+    all_pass = status == "pass" and not failed_cases
+    out["passed"] = all_pass
+    if status == "not_implemented":
+        out["reason"] = "not implemented (the function still is the stub)"
+        _fill_groups(out, pol, stats, award=False)
+        return out
+    if status == "error":
+        diag = "; ".join(d.get("text", "") for d in test.get("diagnoses") or [] if d.get("text"))
+        out["reason"] = "the grader reported an error" + (f": {diag}" if diag else "")
+        _fill_groups(out, pol, stats, award=False)
+        return out
+    if pol.correctness_mode == "all_or_nothing":
+        _fill_groups(out, pol, stats, award=False)
+        if all_pass:
+            out["score"] = pts(pol.correctness_points)
+            out["reason"] = _all_passed(total)
+        else:
+            failed_groups = [g for g, s in stats.items() if s["failed"]]
+            out["reason"] = (f"{failed_cases} of {total} cases failed (groups: "
+                             f"{', '.join(failed_groups) or '?'}; first: "
+                             f"{_first_failure(stats) or '?'}); all must pass")
+        return out
+    # per_group
+    _fill_groups(out, pol, stats, award=True)
+    failing = [f"{g} ({s['failed']} of {s['cases']} failed, first: {s['first_failure']})"
+               for g, s in out["groups"].items() if s["failed"]]
+    out["score"] = pts(sum(s["points"] for s in out["groups"].values()))
+    if all_pass:
+        out["score"] = pts(pol.correctness_points)   # no rounding loss on a full pass
+        out["reason"] = _all_passed(total)
+    elif failing:
+        out["reason"] = "failed groups: " + "; ".join(failing)
+    else:
+        # bwgrade said fail, but no scored group has a failing case (say, a
+        # group the policy gives no points to).
+        other = [g for g, s in stats.items() if s["failed"]]
+        out["reason"] = ("cases failed outside the scored groups: " + ", ".join(other)
+                         if other else f"bwgrade status '{status}'")
+    return out
+
+
+def _all_passed(total: int) -> str:
+    return "the only case passed" if total == 1 else f"all {total} cases passed"
+
+
+def _first_failure(stats: dict[str, dict]) -> str | None:
+    for s in stats.values():
+        if s["first_failure"]:
+            return s["first_failure"]
+    return None
+
+
+def _fill_groups(out: dict, pol: ExercisePolicy, stats: dict[str, dict], award: bool) -> None:
+    """Per-group table. In per_group mode the weights are shared out among the
+    policy's groups that ran (at least one case not skipped), so a group the
+    exercise does not have neither gives nor costs points."""
+    weights = dict(pol.groups)
+    ran = [g for g in weights if stats.get(g) and stats[g]["passed"] + stats[g]["failed"] > 0]
+    wsum = sum(weights[g] for g in ran)
+    names = [g for g, _ in pol.groups] + [g for g in stats if g not in weights]
+    for g in names:
+        s = stats.get(g, {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None})
+        cases = s["passed"] + s["failed"] + s["skipped"]
+        ok = s["failed"] == 0
+        entry = {"cases": cases, "passed": s["passed"], "failed": s["failed"],
+                 "skipped": s["skipped"], "first_failure": s["first_failure"], "ok": ok}
+        if pol.correctness_mode == "per_group":
+            maxp = pol.correctness_points * weights[g] / wsum if (g in ran and wsum > 0) else 0.0
+            entry["max"] = pts(maxp)
+            entry["points"] = pts(maxp if (ok and award) else 0.0)
+            if g in weights and g not in ran:
+                entry["note"] = "did not run: its weight goes to the other groups"
+        out["groups"][g] = entry
+
+
+def pick_bench_row(bench: dict, how: str) -> dict | None:
+    rows = [r for r in (bench.get("rows") or []) if isinstance(r, dict)]
+    if not rows:
+        return None
+    aligned = [r for r in rows if not r.get("offset")]
+    pool = aligned or rows
+    if how == "first":
+        return pool[0]
+    if how == "last":
+        return pool[-1]
+    key = lambda r: (r.get("bytes") or 0, r.get("n") or 0)  # noqa: E731
+    return min(pool, key=key) if how == "smallest" else max(pool, key=key)
+
+
+def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> dict:
+    out = {"score": 0.0, "max": pts(pol.performance_points), "scored": False,
+           "pct_copy": None, "threshold": None, "fraction": 0.0, "reason": ""}
+    if pol.performance_points <= 0:
+        out["reason"] = "no performance points in the policy"
+        return out
+    if not correctness.get("passed"):
+        out["reason"] = "not measured: performance counts only once correctness passes in full"
+        return out
+    if result.get("bench_state") == "bench_timeout":
+        out["reason"] = f"the benchmark took longer than {fmt_points(result.get('bench_timeout', 0))} s"
+        return out
+    bench = result.get("bench")
+    if not isinstance(bench, dict):
+        out["reason"] = result.get("bench_reason") or "no benchmark report"
+        return out
+    row = pick_bench_row(bench, pol.bench_row)
+    if row is None:
+        out["reason"] = "the benchmark report has no rows"
+        return out
+    out["n"] = row.get("n")
+    status = row.get("status", "ok")
+    if status != "ok":
+        detail = f" ({row['detail']})" if row.get("detail") else ""
+        out["reason"] = f"benchmark row n={row.get('n')} is '{status}'{detail}"
+        return out
+    pct = row.get("pct_copy")
+    if not isinstance(pct, (int, float)):
+        out["reason"] = f"benchmark row n={row.get('n')} has no pct_copy"
+        return out
+    pct = float(pct)
+    out["pct_copy"] = round(pct, 2)
+    out["scored"] = True
+    for threshold, fraction in pol.thresholds:
+        if pct >= threshold:
+            out["threshold"] = threshold
+            out["fraction"] = fraction
+            out["score"] = pts(pol.performance_points * fraction)
+            out["reason"] = (f"{pct:.1f}% of copy bandwidth at n={row.get('n')}: reached "
+                             f">= {fmt_pct(threshold)}, {fraction:g} of "
+                             f"{fmt_points(pol.performance_points)} points")
+            return out
+    lowest = pol.thresholds[-1][0] if pol.thresholds else None
+    out["reason"] = (f"{pct:.1f}% of copy bandwidth at n={row.get('n')}: below the lowest "
+                     f"threshold ({fmt_pct(lowest)})" if lowest is not None
+                     else f"{pct:.1f}% of copy bandwidth: the policy has no thresholds")
+    return out
+
+
+def score_exercise(pol: ExercisePolicy, result: dict) -> dict:
+    """Points for one exercise from its grading result (see cmd_grade for the
+    keys: state, test, bench, ...). Returns correctness, performance, total, max."""
+    corr = score_correctness(pol, result)
+    perf = score_performance(pol, result, corr)
+    return {"correctness": corr, "performance": perf,
+            "total": pts(corr["score"] + perf["score"]), "max": pts(pol.max_points)}

@@ -1,0 +1,882 @@
+/* The supervisor: starts workers, talks to them over a socket pair with a
+ * time limit, and cleans up after crashes and hangs.
+ *
+ * What a worker process gets (see start_child):
+ *   fd 0  /dev/null
+ *   fd 1, 2  one unlinked capture file, opened O_APPEND (so the supervisor
+ *         may truncate it between calls), capped by RLIMIT_FSIZE
+ *   fd 3  its end of the channel        (BWLAB_CHANNEL_FD=3)
+ *   fd 4  the shared-memory file        (BWLAB_SHM_FD=4)
+ *   nothing else: every other descriptor is closed before exec
+ *   its own process group (pgid == pid), RLIMIT_CORE 0, SIGXFSZ ignored,
+ *   an empty signal mask and default signal dispositions, and (Linux)
+ *   SIGKILL as parent-death signal: if the grader dies (Ctrl-C, crash)
+ *   while the worker runs a student's endless loop, the worker dies too.
+ *   The parent-death signal follows the grader THREAD that started the
+ *   worker: start workers from a thread that lives as long as they do.
+ *
+ * Invariant: the worker is only ever reaped by kill_and_reap, which first
+ * sends SIGKILL to its whole process group while the (possibly zombie)
+ * leader still holds the group id, so the id cannot have been reused. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor.h"
+
+extern char **environ;
+
+#define CHILD_CHANNEL_FD 3
+#define CHILD_SHM_FD 4
+#define CHILD_ERRPIPE_FD 5         /* close-on-exec: reports a failed exec */
+#define CHILD_FIRST_CLOSED_FD 6
+
+#define CAPTURE_LIMIT_BYTES ((rlim_t)64 << 20)   /* per worker file, RLIMIT_FSIZE */
+#define DEFAULT_OUTPUT_CAP ((size_t)16 << 10)
+#define DEFAULT_STARTUP_S 60.0
+#define SANITIZER_LOG_MIN_CAP ((size_t)64 << 10)
+#define EXIT_GRACE_S 2.0            /* a worker told to exit gets this long */
+#define EXIT_GRACE_SANITIZER_S 15.0 /* compute-sanitizer writes its summary first */
+#define POLL_SLICE_MS 20            /* how often a waiting call checks the process */
+
+struct bw_worker {
+    pid_t pid;            /* also its process group id */
+    int chan;             /* our end of the socket pair, -1 once closed */
+    int capture;          /* the student's stdout + stderr */
+    int san_log;          /* sanitizer log (read side), -1 without sanitizer */
+    char *san_log_path;   /* unlinked in bw_worker_stop */
+    uint64_t san_pos;     /* sanitizer log bytes already taken */
+    size_t output_cap;
+    int alive;            /* the process runs and the channel is usable */
+    int reaped;
+    int status;           /* wait status once reaped */
+    double grace_s;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *strf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return NULL;
+    char *s = malloc((size_t)len + 1);
+    if (s == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    (void)vsnprintf(s, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static void set_why(char **why, char *text)
+{
+    if (why != NULL) {
+        free(*why);
+        *why = text;
+    } else {
+        free(text);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void set_cloexec(int fd)
+{
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0)
+        (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        (void)close(*fd);
+        *fd = -1;
+    }
+}
+
+/* A close-on-exec temporary file in $TMPDIR (else /tmp). With path_out NULL
+ * it is unlinked at once; else *path_out gets its malloc'd name. */
+static int make_temp_file(const char *tag, char **path_out)
+{
+    const char *dirs[2] = {getenv("TMPDIR"), "/tmp"};
+    for (int i = 0; i < 2; i++) {
+        if (dirs[i] == NULL || dirs[i][0] == '\0')
+            continue;
+        char *path = strf("%s/bwlab-%s-XXXXXX", dirs[i], tag);
+        if (path == NULL)
+            return -1;
+        int fd = mkstemp(path);
+        if (fd < 0) {
+            free(path);
+            continue;
+        }
+        set_cloexec(fd);
+        if (path_out != NULL) {
+            *path_out = path;
+        } else {
+            (void)unlink(path);
+            free(path);
+        }
+        return fd;
+    }
+    return -1;
+}
+
+/* The executable name found on PATH (malloc'd), or NULL. */
+static char *find_on_path(const char *name)
+{
+    if (strchr(name, '/') != NULL)
+        return strf("%s", name);
+    const char *path = getenv("PATH");
+    if (path == NULL || path[0] == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    const char *p = path;
+    for (;;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+        char *cand = len == 0 ? strf("./%s", name) : strf("%.*s/%s", (int)len, p, name);
+        if (cand == NULL)
+            return NULL;
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        if (colon == NULL)
+            return NULL;
+        p = colon + 1;
+    }
+}
+
+static const char *signal_abbrev(int sig)
+{
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}
+
+static const char *signal_hint(int sig)
+{
+    switch (sig) {
+    case SIGSEGV:
+    case SIGBUS:
+        return " -- a bad host memory access (a device pointer used on the host?)";
+    case SIGABRT:
+        return " -- abort() or a failed assert()";
+    case SIGFPE:
+        return " -- integer division by zero on the host?";
+    case SIGKILL:
+        return " -- killed from outside (out of host memory?)";
+    default:
+        return "";
+    }
+}
+
+/* How the worker ended, from its wait status, as a malloc'd sentence part. */
+static char *describe_status(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *ab = signal_abbrev(sig);
+        const char *desc = strsignal(sig);
+        if (ab != NULL)
+            return strf("the worker was killed by signal %s (%s)%s", ab,
+                        desc != NULL ? desc : "?", signal_hint(sig));
+        return strf("the worker was killed by signal %d (%s)", sig, desc != NULL ? desc : "?");
+    }
+    if (WIFEXITED(status))
+        return strf("the worker exited with status %d before replying "
+                    "(the student code called exit()?)", WEXITSTATUS(status));
+    return strf("the worker ended (wait status 0x%x)", (unsigned)status);
+}
+
+/* ------------------------------------------------------- process lifetime */
+
+/* Has the worker exited? Leaves it a zombie (WNOWAIT), so its pid and
+ * process group id stay reserved until kill_and_reap. */
+static int child_exited(bw_worker *w)
+{
+    if (w->reaped)
+        return 1;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    for (;;) {
+        int rc = waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT);
+        if (rc == 0)
+            return info.si_pid == w->pid;
+        if (errno == EINTR)
+            continue;
+        return 1; /* ECHILD: not ours to wait for any more; treat as gone */
+    }
+}
+
+/* Waits up to grace_s for the worker to exit by itself. */
+static int wait_exit(bw_worker *w, double grace_s)
+{
+    double end = now_s() + grace_s;
+    for (;;) {
+        if (child_exited(w))
+            return 1;
+        if (now_s() >= end)
+            return 0;
+        sleep_s(0.002);
+    }
+}
+
+/* SIGKILL to the whole process group (and the leader, in case it left the
+ * group), then reap the leader. Idempotent. Returns the wait status. */
+static int kill_and_reap(bw_worker *w)
+{
+    w->alive = 0;
+    close_fd(&w->chan);
+    if (w->reaped)
+        return w->status;
+    (void)kill(-w->pid, SIGKILL);
+    (void)kill(w->pid, SIGKILL);
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(w->pid, &status, 0);
+        if (r == w->pid)
+            break;
+        if (r < 0 && errno == EINTR)
+            continue;
+        status = 0; /* ECHILD: someone else reaped it (SIGCHLD ignored?) */
+        break;
+    }
+    /* Members of the group that the leader forked may still be dying; the
+     * group id is free for reuse now, so it is not signalled again. */
+    w->reaped = 1;
+    w->status = status;
+    return status;
+}
+
+/* ---------------------------------------------------------- the child side */
+
+static void child_fail(int errfd, int err) __attribute__((noreturn));
+
+static void child_fail(int errfd, int err)
+{
+    ssize_t r;
+    do {
+        r = write(errfd, &err, sizeof err);
+    } while (r < 0 && errno == EINTR);
+    _exit(127);
+}
+
+static void close_from(int lo, long max_fd)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0u) == 0)
+        return;
+#endif
+    for (long fd = lo; fd < max_fd; fd++)
+        (void)close((int)fd);
+}
+
+typedef struct {
+    int chan, shm, capture, devnull, errw;
+    pid_t parent;
+    const char *file;
+    char **argv;
+    char **envp;
+    struct rlimit fsize;
+    long max_fd;
+} child_setup;
+
+/* Runs in the forked child: only async-signal-safe calls from here on. */
+static void start_child(const child_setup *c) __attribute__((noreturn));
+
+static void start_child(const child_setup *c)
+{
+    int errfd = c->errw;
+    (void)setpgid(0, 0);
+#ifdef __linux__
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != c->parent) /* the grader died before prctl took effect */
+        _exit(127);
+#endif
+
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &sa, NULL);   /* undo inherited SIG_IGN */
+    sa.sa_handler = SIG_IGN;
+    (void)sigaction(SIGXFSZ, &sa, NULL);   /* past the output cap, writes just fail */
+
+    /* Move everything above the target numbers first, so that no dup2 below
+     * overwrites a descriptor still needed. The copies are close-on-exec. */
+    int t_chan = fcntl(c->chan, F_DUPFD_CLOEXEC, 10);
+    int t_shm = fcntl(c->shm, F_DUPFD_CLOEXEC, 10);
+    int t_cap = fcntl(c->capture, F_DUPFD_CLOEXEC, 10);
+    int t_null = fcntl(c->devnull, F_DUPFD_CLOEXEC, 10);
+    int t_err = fcntl(c->errw, F_DUPFD_CLOEXEC, 10);
+    if (t_err >= 0)
+        errfd = t_err;
+    if (t_chan < 0 || t_shm < 0 || t_cap < 0 || t_null < 0 || t_err < 0)
+        child_fail(errfd, errno);
+    /* dup2 clears close-on-exec on the new descriptor. */
+    if (dup2(t_null, 0) < 0 || dup2(t_cap, 1) < 0 || dup2(t_cap, 2) < 0 ||
+        dup2(t_chan, CHILD_CHANNEL_FD) < 0 || dup2(t_shm, CHILD_SHM_FD) < 0 ||
+        dup2(t_err, CHILD_ERRPIPE_FD) < 0)
+        child_fail(errfd, errno);
+    errfd = CHILD_ERRPIPE_FD;
+    if (fcntl(CHILD_ERRPIPE_FD, F_SETFD, FD_CLOEXEC) < 0)
+        child_fail(errfd, errno);
+    close_from(CHILD_FIRST_CLOSED_FD, c->max_fd);
+
+    struct rlimit zero = {0, 0};
+    (void)setrlimit(RLIMIT_CORE, &zero);
+    if (setrlimit(RLIMIT_FSIZE, &c->fsize) != 0)
+        child_fail(errfd, errno);
+
+    execve(c->file, c->argv, c->envp);
+    child_fail(errfd, errno);
+}
+
+/* environ without our two variables, plus ours. The strings are shared. */
+static char **build_env(void)
+{
+    static char chan_var[] = BW_ENV_CHANNEL_FD "=3";
+    static char shm_var[] = BW_ENV_SHM_FD "=4";
+    const size_t lc = strlen(BW_ENV_CHANNEL_FD), ls = strlen(BW_ENV_SHM_FD);
+    size_t n = 0;
+    for (char **e = environ; e != NULL && *e != NULL; e++)
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        if ((strncmp(*e, BW_ENV_CHANNEL_FD, lc) == 0 && (*e)[lc] == '=') ||
+            (strncmp(*e, BW_ENV_SHM_FD, ls) == 0 && (*e)[ls] == '='))
+            continue;
+        env[k++] = *e;
+    }
+    env[k++] = chan_var;
+    env[k++] = shm_var;
+    env[k] = NULL;
+    return env;
+}
+
+static int valid_tool(const char *t)
+{
+    return strcmp(t, "memcheck") == 0 || strcmp(t, "racecheck") == 0 ||
+           strcmp(t, "initcheck") == 0 || strcmp(t, "synccheck") == 0;
+}
+
+/* ---------------------------------------------------------- the channel */
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* The peer closed its end (or the send failed): the worker is dead or dying. */
+static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
+{
+    double grace = w->san_log >= 0 ? w->grace_s : 1.0;
+    int exited = already_exited || wait_exit(w, grace);
+    int status = kill_and_reap(w);
+    if (exited)
+        set_why(why, describe_status(status));
+    else
+        set_why(why, strf("the worker closed its channel (descriptor %d) without replying "
+                          "(the student code closed it?); it was killed", CHILD_CHANNEL_FD));
+    return BW_CALL_CRASHED;
+}
+
+static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
+                              double timeout_s, char **why)
+{
+    bw_request q = *req;
+    q.magic = BW_PROTO_MAGIC;
+    memset(rep, 0, sizeof *rep);
+    if (w == NULL || !w->alive || w->chan < 0) {
+        set_why(why, strf("the worker is not running (start a new one)"));
+        return BW_CALL_CRASHED;
+    }
+    if (send_all(w->chan, &q, sizeof q) != 0)
+        return peer_gone(w, 0, why);
+
+    unsigned char *buf = (unsigned char *)rep;
+    const size_t need = sizeof *rep;
+    size_t got = 0;
+    int magic_checked = 0;
+    int exited = 0;
+    double deadline = timeout_s > 0 ? now_s() + timeout_s : -1.0;
+    while (got < need) {
+        int slice = POLL_SLICE_MS;
+        if (exited) {
+            slice = 0; /* drain what it wrote before dying */
+        } else if (deadline >= 0) {
+            double left = deadline - now_s();
+            if (left <= 0) {
+                (void)kill_and_reap(w);
+                set_why(why, strf("no answer after %g s (hang or infinite loop?); "
+                                  "the worker was killed", timeout_s));
+                return BW_CALL_TIMEOUT;
+            }
+            if (left * 1000.0 < (double)slice)
+                slice = (int)(left * 1000.0) + 1;
+        }
+        struct pollfd p = {.fd = w->chan, .events = POLLIN, .revents = 0};
+        int pr = poll(&p, 1, slice);
+        if (pr < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            (void)kill_and_reap(w);
+            set_why(why, strf("poll on the worker channel failed: %s", strerror(err)));
+            return BW_CALL_PROTOCOL;
+        }
+        if (pr == 0) {
+            if (exited)
+                return peer_gone(w, 1, why);
+            /* The worker may be dead while something it forked still
+             * holds the channel open: then no EOF would ever come. */
+            if (child_exited(w))
+                exited = 1;
+            continue;
+        }
+        ssize_t r = recv(w->chan, buf + got, need - got, MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue;
+            return peer_gone(w, exited, why);
+        }
+        if (r == 0)
+            return peer_gone(w, exited, why);
+        got += (size_t)r;
+        if (!magic_checked && got >= sizeof rep->magic) {
+            magic_checked = 1;
+            if (rep->magic != BW_PROTO_MAGIC) {
+                uint32_t m = rep->magic;
+                (void)kill_and_reap(w);
+                set_why(why, strf("garbage on the worker channel (magic 0x%08x, expected 0x%08x; "
+                                  "did the student code write to descriptor %d?); "
+                                  "the worker was killed",
+                                  (unsigned)m, (unsigned)BW_PROTO_MAGIC, CHILD_CHANNEL_FD));
+                return BW_CALL_PROTOCOL;
+            }
+        }
+    }
+    if (rep->kind != q.kind) {
+        uint32_t k = rep->kind;
+        (void)kill_and_reap(w);
+        set_why(why, strf("the worker answered request kind %u to a request of kind %u; "
+                          "it was killed", (unsigned)k, (unsigned)q.kind));
+        return BW_CALL_PROTOCOL;
+    }
+    rep->message[BW_TEXT - 1] = '\0';
+    rep->device_name[BW_TEXT - 1] = '\0';
+    if (rep->status == BW_REP_CUDA_ERROR) {
+        /* The worker exits by itself after this reply. */
+        (void)wait_exit(w, w->grace_s);
+        (void)kill_and_reap(w);
+    } else if (exited) {
+        (void)kill_and_reap(w); /* it answered, then died */
+    }
+    return BW_CALL_OK;
+}
+
+/* ---------------------------------------------------------- public API */
+
+bw_call_status bw_worker_call(bw_worker *w, const bw_request *req, bw_reply *rep,
+                              double timeout_s, char **why)
+{
+    if (why != NULL)
+        *why = NULL;
+    return do_call(w, req, rep, timeout_s, why);
+}
+
+bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello, char **why)
+{
+    if (why != NULL)
+        *why = NULL;
+    if (hello != NULL)
+        memset(hello, 0, sizeof *hello);
+    if (o == NULL || o->worker_path == NULL || shm == NULL || bw_shm_fd(shm) < 0) {
+        set_why(why, strf("bw_worker_start: missing worker path or shared memory"));
+        return NULL;
+    }
+    if (o->sanitizer != NULL && !valid_tool(o->sanitizer)) {
+        set_why(why, strf("unknown sanitizer tool '%s' (memcheck, racecheck, initcheck, synccheck)",
+                          o->sanitizer));
+        return NULL;
+    }
+
+    bw_worker *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        set_why(why, strf("out of memory"));
+        return NULL;
+    }
+    w->pid = -1;
+    w->chan = -1;
+    w->capture = -1;
+    w->san_log = -1;
+    w->reaped = 1; /* nothing to reap yet */
+    w->output_cap = o->output_cap > 0 ? o->output_cap : DEFAULT_OUTPUT_CAP;
+    w->grace_s = o->sanitizer != NULL ? EXIT_GRACE_SANITIZER_S : EXIT_GRACE_S;
+
+    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, devnull = -1;
+    char *san = NULL, **env = NULL;
+    char *argv[12];
+    const char *file = o->worker_path;
+
+    if (o->sanitizer != NULL) {
+        san = o->sanitizer_path != NULL ? strf("%s", o->sanitizer_path)
+                                        : find_on_path("compute-sanitizer");
+        if (san == NULL) {
+            set_why(why, strf("compute-sanitizer was not found on PATH "
+                              "(add the CUDA toolkit's bin directory to PATH)"));
+            goto fail;
+        }
+        w->san_log = make_temp_file("sanitizer", &w->san_log_path);
+        if (w->san_log < 0) {
+            set_why(why, strf("cannot create the sanitizer log file: %s", strerror(errno)));
+            goto fail;
+        }
+        int a = 0;
+        argv[a++] = san;
+        argv[a++] = (char *)"--tool";
+        argv[a++] = (char *)o->sanitizer;
+        argv[a++] = (char *)"--log-file";
+        argv[a++] = w->san_log_path;
+        argv[a++] = (char *)"--print-limit";
+        argv[a++] = (char *)"32";
+        argv[a++] = (char *)"--error-exitcode";
+        argv[a++] = (char *)"0";
+        argv[a++] = (char *)o->worker_path;
+        argv[a] = NULL;
+        file = san;
+    } else {
+        argv[0] = (char *)o->worker_path;
+        argv[1] = NULL;
+    }
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        set_why(why, strf("socketpair: %s", strerror(errno)));
+        goto fail;
+    }
+    set_cloexec(sv[0]);
+    set_cloexec(sv[1]);
+    w->chan = sv[0];
+    w->capture = make_temp_file("output", NULL);
+    if (w->capture < 0) {
+        set_why(why, strf("cannot create the output capture file: %s", strerror(errno)));
+        goto fail;
+    }
+    int fl = fcntl(w->capture, F_GETFL);
+    if (fl < 0 || fcntl(w->capture, F_SETFL, fl | O_APPEND) < 0) {
+        set_why(why, strf("fcntl on the capture file: %s", strerror(errno)));
+        goto fail;
+    }
+    devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0) {
+        set_why(why, strf("cannot open /dev/null: %s", strerror(errno)));
+        goto fail;
+    }
+    if (pipe(ep) != 0) {
+        set_why(why, strf("pipe: %s", strerror(errno)));
+        goto fail;
+    }
+    set_cloexec(ep[0]);
+    set_cloexec(ep[1]);
+    env = build_env();
+    if (env == NULL) {
+        set_why(why, strf("out of memory"));
+        goto fail;
+    }
+
+    child_setup cs;
+    memset(&cs, 0, sizeof cs);
+    cs.chan = sv[1];
+    cs.shm = bw_shm_fd(shm);
+    cs.capture = w->capture;
+    cs.devnull = devnull;
+    cs.errw = ep[1];
+    cs.parent = getpid();
+    cs.file = file;
+    cs.argv = argv;
+    cs.envp = env;
+    struct rlimit cur;
+    rlim_t lim = CAPTURE_LIMIT_BYTES;
+    if (getrlimit(RLIMIT_FSIZE, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < lim)
+        lim = cur.rlim_max;
+    cs.fsize.rlim_cur = lim;
+    cs.fsize.rlim_max = lim;
+    long maxfd = sysconf(_SC_OPEN_MAX);
+    if (maxfd < 0 || maxfd > (1L << 20))
+        maxfd = 1L << 20;
+    cs.max_fd = maxfd;
+
+    fflush(NULL); /* nothing buffered may be written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        set_why(why, strf("fork: %s", strerror(errno)));
+        goto fail;
+    }
+    if (pid == 0)
+        start_child(&cs);
+
+    w->pid = pid;
+    w->reaped = 0;
+    w->alive = 1;
+    (void)setpgid(pid, pid); /* also here, so a kill right away reaches the group */
+    close_fd(&sv[1]);
+    close_fd(&ep[1]);
+    close_fd(&devnull);
+    free(env);
+    env = NULL;
+
+    int child_err = 0;
+    ssize_t r;
+    do {
+        r = read(ep[0], &child_err, sizeof child_err);
+    } while (r < 0 && errno == EINTR);
+    close_fd(&ep[0]);
+    if (r == (ssize_t)sizeof child_err) {
+        (void)kill_and_reap(w);
+        set_why(why, strf("cannot run %s: %s", file, strerror(child_err)));
+        goto fail;
+    }
+
+    bw_request q;
+    memset(&q, 0, sizeof q);
+    q.magic = BW_PROTO_MAGIC;
+    q.kind = BW_REQ_HELLO;
+    q.restore_array = -1;
+    bw_reply rep;
+    char *cwhy = NULL;
+    double t = o->startup_timeout_s > 0 ? o->startup_timeout_s : DEFAULT_STARTUP_S;
+    bw_call_status st = do_call(w, &q, &rep, t, &cwhy);
+    if (st != BW_CALL_OK || rep.status != BW_REP_OK) {
+        char *out = bw_worker_take_output(w);
+        char *head;
+        if (st != BW_CALL_OK)
+            head = strf("the worker %s did not start: %s", o->worker_path,
+                        cwhy != NULL ? cwhy : "?");
+        else if (rep.status == BW_REP_NO_DEVICE)
+            head = strf("no usable CUDA device: %s", rep.message);
+        else
+            head = strf("the worker %s did not start: status %d: %s", o->worker_path,
+                        (int)rep.status, rep.message);
+        if (st == BW_CALL_OK && hello != NULL)
+            *hello = rep;
+        free(cwhy);
+        if (out != NULL && head != NULL) {
+            set_why(why, strf("%s\n--- its output ---\n%s", head, out));
+            free(head);
+        } else {
+            set_why(why, head);
+        }
+        free(out);
+        goto fail;
+    }
+    free(cwhy);
+    if (hello != NULL)
+        *hello = rep;
+    /* Whatever was printed during startup is not the first case's output. */
+    free(bw_worker_take_output(w));
+    free(san);
+    return w;
+
+fail:
+    close_fd(&sv[1]);
+    close_fd(&ep[0]);
+    close_fd(&ep[1]);
+    close_fd(&devnull);
+    free(env);
+    free(san);
+    bw_worker_stop(w);
+    return NULL;
+}
+
+/* Reads [pos, end) of fd, at most cap bytes; NULs become '?'. Sets *total. */
+static char *read_capped(int fd, uint64_t pos, size_t cap, uint64_t *total)
+{
+    *total = 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size <= pos)
+        return NULL;
+    uint64_t avail = (uint64_t)st.st_size - pos;
+    *total = avail;
+    size_t keep = avail < (uint64_t)cap ? (size_t)avail : cap;
+    char *buf = malloc(keep + 1);
+    if (buf == NULL)
+        return NULL;
+    size_t got = 0;
+    while (got < keep) {
+        ssize_t r = pread(fd, buf + got, keep - got, (off_t)(pos + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    for (size_t i = 0; i < got; i++)
+        if (buf[i] == '\0')
+            buf[i] = '?';
+    buf[got] = '\0';
+    if (got < keep)
+        *total = got; /* the file shrank under us */
+    return buf;
+}
+
+static char *with_cut_note(char *text, uint64_t total)
+{
+    size_t len = strlen(text);
+    if (total <= len)
+        return text;
+    char *s = strf("%s%s[... %llu more bytes cut]\n", text,
+                   (len > 0 && text[len - 1] != '\n') ? "\n" : "",
+                   (unsigned long long)(total - len));
+    if (s == NULL)
+        return text;
+    free(text);
+    return s;
+}
+
+char *bw_worker_take_output(bw_worker *w)
+{
+    if (w == NULL || w->capture < 0)
+        return NULL;
+    uint64_t total = 0;
+    char *text = read_capped(w->capture, 0, w->output_cap, &total);
+    /* The worker writes with O_APPEND, so its next write lands at 0 again. */
+    int rc;
+    do {
+        rc = ftruncate(w->capture, 0);
+    } while (rc != 0 && errno == EINTR);
+    if (text == NULL)
+        return NULL;
+    if (text[0] == '\0' && total == 0) {
+        free(text);
+        return NULL;
+    }
+    return with_cut_note(text, total);
+}
+
+char *bw_worker_take_sanitizer_log(bw_worker *w)
+{
+    if (w == NULL || w->san_log < 0)
+        return NULL;
+    size_t cap = w->output_cap > SANITIZER_LOG_MIN_CAP ? w->output_cap : SANITIZER_LOG_MIN_CAP;
+    uint64_t total = 0;
+    char *text = read_capped(w->san_log, w->san_pos, cap, &total);
+    /* compute-sanitizer does not append, so the file is never truncated;
+     * everything up to its current end counts as taken. */
+    w->san_pos += total;
+    if (text == NULL)
+        return NULL;
+    if (text[0] == '\0' && total == 0) {
+        free(text);
+        return NULL;
+    }
+    return with_cut_note(text, total);
+}
+
+int bw_worker_alive(const bw_worker *w)
+{
+    return w != NULL && w->alive;
+}
+
+void bw_worker_stop(bw_worker *w)
+{
+    if (w == NULL)
+        return;
+    if (!w->reaped) {
+        if (w->alive && w->chan >= 0) {
+            bw_request q;
+            memset(&q, 0, sizeof q);
+            q.magic = BW_PROTO_MAGIC;
+            q.kind = BW_REQ_QUIT;
+            q.restore_array = -1;
+            if (send(w->chan, &q, sizeof q, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof q)
+                (void)wait_exit(w, w->grace_s);
+        }
+        (void)kill_and_reap(w);
+    }
+    close_fd(&w->chan);
+    close_fd(&w->capture);
+    close_fd(&w->san_log);
+    if (w->san_log_path != NULL) {
+        (void)unlink(w->san_log_path);
+        free(w->san_log_path);
+    }
+    free(w);
+}

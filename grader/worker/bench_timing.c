@@ -1,0 +1,494 @@
+/* BENCH / COPY_BENCH timing in the worker, see bench_timing.h.
+ *
+ * One sample: [prepare: restore the in-place array, device to device]
+ *             [flush: a kernel reading twice the L2 size (l2_flush.cu)]
+ *             event start, the operation, event stop, synchronize.
+ * Only the span between the two events is measured. All of it is enqueued
+ * on the legacy default stream, which orders itself against the blocking
+ * streams a student may create; a cudaDeviceSynchronize after every sample
+ * makes sure nothing of one sample runs into the next. The host-clock batch
+ * exists to notice work the events cannot see (non-blocking streams). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_timing.h"
+#include "device_arrays.h"
+#include "l2_flush.h"
+
+#define MAX_SAMPLES_LIMIT 1000000
+#define MIN_FLUSH_BYTES ((size_t)8 << 20)
+
+double bw_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef cudaError_t (*bw_enqueue_fn)(void *ctx);
+
+typedef struct {
+    bw_enqueue_fn op;        /* the timed operation */
+    bw_enqueue_fn prepare;   /* untimed, before each call; NULL: nothing */
+    void *ctx;
+    void *flush;             /* L2 eviction buffer; NULL: no flush */
+    size_t flush_bytes;
+    cudaEvent_t ev0, ev1;
+} bw_timed_op;
+
+static void fail(bw_reply *r, cudaError_t e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(bw_reply *r, cudaError_t e, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    bw_reply_cuda_error(r, e, what);
+}
+
+static void bad_request(bw_reply *r, const char *text)
+{
+    r->status = BW_REP_BAD_REQUEST;
+    snprintf(r->message, sizeof r->message, "%s", text);
+}
+
+/* Waits for the device; the first error of the synchronize or the sticky/last one. */
+static cudaError_t sync_and_check(void)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    cudaError_t last = cudaGetLastError();
+    return e != cudaSuccess ? e : last;
+}
+
+static cudaError_t flush_l2(bw_timed_op *t)
+{
+    if (t->flush == NULL)
+        return cudaSuccess;
+    return bw_l2_flush_read(t->flush, t->flush_bytes);
+}
+
+static cudaError_t prepare(bw_timed_op *t)
+{
+    return t->prepare != NULL ? t->prepare(t->ctx) : cudaSuccess;
+}
+
+/* The operation, plus any launch error it left behind. */
+static cudaError_t enqueue_op(bw_timed_op *t)
+{
+    cudaError_t e = t->op(t->ctx);
+    cudaError_t last = cudaGetLastError();
+    return e != cudaSuccess ? e : last;
+}
+
+/* One untimed call from restored inputs, synchronized. */
+static cudaError_t untimed_call(bw_timed_op *t)
+{
+    cudaError_t e = prepare(t);
+    if (e == cudaSuccess)
+        e = enqueue_op(t);
+    cudaError_t s = sync_and_check();
+    return e != cudaSuccess ? e : s;
+}
+
+/* One timed call; *ms gets the event time. */
+static cudaError_t timed_call(bw_timed_op *t, double *ms)
+{
+    cudaError_t e = prepare(t);
+    if (e == cudaSuccess)
+        e = flush_l2(t);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(t->ev0, (cudaStream_t)0);
+    if (e == cudaSuccess)
+        e = enqueue_op(t);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(t->ev1, (cudaStream_t)0);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(t->ev1);
+    cudaError_t s = sync_and_check();
+    if (e == cudaSuccess)
+        e = s;
+    if (e != cudaSuccess)
+        return e;
+    float f = 0.0f;
+    e = cudaEventElapsedTime(&f, t->ev0, t->ev1);
+    *ms = (double)f;
+    return e;
+}
+
+/* Calls until the standard error of the mean is small enough relative to
+ * the mean (after min_samples), or max_samples, or the time cap. */
+static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samples,
+                               int max_samples, double *ms, int *count, int *failed_at)
+{
+    double mean = 0.0, m2 = 0.0;
+    double t0 = bw_now_s();
+    int k = 0;
+    *count = 0;
+    while (k < max_samples) {
+        double x = 0.0;
+        *failed_at = k;
+        cudaError_t e = timed_call(t, &x);
+        if (e != cudaSuccess)
+            return e;
+        ms[k++] = x;
+        *count = k;
+        double d = x - mean;
+        mean += d / (double)k;
+        m2 += d * (x - mean);
+        if (k >= min_samples) {
+            double noise = 0.0;
+            if (k > 1 && mean > 0.0)
+                noise = sqrt(m2 / (double)(k - 1)) / sqrt((double)k) / mean;
+            if (noise <= q->target_noise)
+                break;
+        }
+        if (q->time_cap_s > 0.0 && bw_now_s() - t0 >= q->time_cap_s)
+            break;
+    }
+    return cudaSuccess;
+}
+
+/* batch calls back to back, timed by events and by the host clock; both
+ * results are totals for the batch, in milliseconds. */
+static cudaError_t host_batch(bw_timed_op *t, int batch, double *event_ms, double *host_ms)
+{
+    cudaError_t e = prepare(t);
+    if (e == cudaSuccess)
+        e = flush_l2(t);
+    cudaError_t s = sync_and_check();
+    if (e == cudaSuccess)
+        e = s;
+    if (e != cudaSuccess)
+        return e;
+    double h0 = bw_now_s();
+    e = cudaEventRecord(t->ev0, (cudaStream_t)0);
+    for (int i = 0; i < batch && e == cudaSuccess; i++)
+        e = t->op(t->ctx);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaEventRecord(t->ev1, (cudaStream_t)0);
+    s = cudaDeviceSynchronize();
+    double h1 = bw_now_s();
+    if (e == cudaSuccess)
+        e = s;
+    s = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = s;
+    if (e != cudaSuccess)
+        return e;
+    float f = 0.0f;
+    e = cudaEventElapsedTime(&f, t->ev0, t->ev1);
+    *event_ms = (double)f;          /* totals for the whole batch */
+    *host_ms = (h1 - h0) * 1e3;
+    return e;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks; s sorted, k >= 1. */
+static double quantile(const double *s, int k, double p)
+{
+    double h = (double)(k - 1) * p;
+    int lo = (int)floor(h);
+    int hi = lo + 1 < k ? lo + 1 : lo;
+    return s[lo] + (h - (double)lo) * (s[hi] - s[lo]);
+}
+
+static void fill_stats(double *ms, int k, bw_reply *r)
+{
+    r->samples = k;
+    if (k <= 0)
+        return;
+    double sum = 0.0;
+    for (int i = 0; i < k; i++)
+        sum += ms[i];
+    double mean = sum / (double)k;
+    double ss = 0.0;
+    for (int i = 0; i < k; i++)
+        ss += (ms[i] - mean) * (ms[i] - mean);
+    qsort(ms, (size_t)k, sizeof *ms, cmp_double);
+    r->ms_min = ms[0];
+    r->ms_max = ms[k - 1];
+    r->ms_median = quantile(ms, k, 0.5);
+    r->ms_q1 = quantile(ms, k, 0.25);
+    r->ms_q3 = quantile(ms, k, 0.75);
+    r->ms_mean = mean;
+    r->noise = (k > 1 && mean > 0.0) ? sqrt(ss / (double)(k - 1)) / sqrt((double)k) / mean : 0.0;
+}
+
+/* Checks and clamps the sampling fields; 0 if usable. */
+static int sampling_params(const bw_request *q, bw_reply *r, int *warmup, int *min_s,
+                           int *max_s, int *batch)
+{
+    if (q->max_samples < 1 || q->max_samples > MAX_SAMPLES_LIMIT) {
+        bad_request(r, "max_samples must be between 1 and 1000000");
+        return -1;
+    }
+    if (!(q->target_noise >= 0.0) || !(q->time_cap_s >= 0.0)) {
+        bad_request(r, "target_noise and time_cap_s must be non-negative numbers");
+        return -1;
+    }
+    *max_s = q->max_samples;
+    *min_s = q->min_samples < 1 ? 1 : (q->min_samples > *max_s ? *max_s : q->min_samples);
+    *warmup = q->warmup < 0 ? 0 : (q->warmup > MAX_SAMPLES_LIMIT ? MAX_SAMPLES_LIMIT : q->warmup);
+    *batch = q->host_batch < 0 ? 0
+             : (q->host_batch > MAX_SAMPLES_LIMIT ? MAX_SAMPLES_LIMIT : q->host_batch);
+    return 0;
+}
+
+/* The shared part of both requests: flush buffer, events, warmup, samples,
+ * host batch. Fills r's statistics or its error. 0 on success. */
+static int measure(bw_timed_op *t, const bw_request *q, bw_reply *r, const char *what)
+{
+    int warmup, min_s, max_s, batch;
+    if (sampling_params(q, r, &warmup, &min_s, &max_s, &batch) != 0)
+        return -1;
+    int rc = -1;
+    int have_ev0 = 0, have_ev1 = 0;
+    double *ms = malloc((size_t)max_s * sizeof *ms);
+    if (ms == NULL) {
+        bad_request(r, "worker out of host memory for the samples");
+        return -1;
+    }
+    cudaError_t e;
+    if (q->flush_l2) {
+        int l2 = 0;
+        e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+        if (e != cudaSuccess) {
+            fail(r, e, "querying the L2 size");
+            goto out;
+        }
+        size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 0);
+        t->flush_bytes = bytes > MIN_FLUSH_BYTES ? bytes : MIN_FLUSH_BYTES;
+        t->flush_bytes = (t->flush_bytes + 15) / 16 * 16;
+        e = cudaMalloc(&t->flush, t->flush_bytes);
+        if (e != cudaSuccess) {
+            t->flush = NULL;
+            fail(r, e, "allocating the %zu-byte L2 flush buffer", t->flush_bytes);
+            goto out;
+        }
+        /* Written once here, so the per-sample flush only reads. */
+        e = cudaMemset(t->flush, 0x5a, t->flush_bytes);
+        if (e != cudaSuccess) {
+            fail(r, e, "initializing the L2 flush buffer");
+            goto out;
+        }
+    }
+    e = cudaEventCreate(&t->ev0);
+    have_ev0 = e == cudaSuccess;
+    if (e == cudaSuccess) {
+        e = cudaEventCreate(&t->ev1);
+        have_ev1 = e == cudaSuccess;
+    }
+    if (e != cudaSuccess) {
+        fail(r, e, "creating timing events");
+        goto out;
+    }
+    for (int i = 0; i < warmup; i++) {
+        e = untimed_call(t);
+        if (e != cudaSuccess) {
+            fail(r, e, "%s, warmup call %d", what, i + 1);
+            goto out;
+        }
+    }
+    int count = 0, failed_at = 0;
+    e = sample_loop(t, q, min_s, max_s, ms, &count, &failed_at);
+    if (e != cudaSuccess) {
+        fail(r, e, "%s, timed call %d", what, failed_at + 1);
+        goto out;
+    }
+    fill_stats(ms, count, r);
+    if (batch > 0) {
+        e = host_batch(t, batch, &r->batch_event_ms, &r->batch_host_ms);
+        if (e != cudaSuccess) {
+            fail(r, e, "%s, host-clock batch of %d calls", what, batch);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (have_ev1)
+        (void)cudaEventDestroy(t->ev1);
+    if (have_ev0)
+        (void)cudaEventDestroy(t->ev0);
+    if (t->flush != NULL)
+        (void)cudaFree(t->flush);
+    t->flush = NULL;
+    free(ms);
+    return rc;
+}
+
+/* ------------------------------------------------------------ BENCH */
+
+typedef struct {
+    int n;
+    float alpha;
+    void *ptrs[BW_MAX_ARRAYS];
+    void *restore_dst;
+    const void *restore_src;
+    size_t restore_bytes;
+} student_ctx;
+
+static cudaError_t student_op(void *p)
+{
+    student_ctx *c = p;
+    bw_student_call(c->n, c->alpha, c->ptrs);
+    return cudaSuccess;
+}
+
+static cudaError_t student_restore(void *p)
+{
+    student_ctx *c = p;
+    return cudaMemcpyAsync(c->restore_dst, c->restore_src, c->restore_bytes,
+                           cudaMemcpyDeviceToDevice, (cudaStream_t)0);
+}
+
+void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
+{
+    bw_dev_arrays a;
+    memset(&a, 0, sizeof a);
+    void *pristine = NULL;
+    const size_t image_bytes = (size_t)q->image_bytes;
+
+    bw_reset_device_state();
+    cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
+    if (e != cudaSuccess) {
+        fail(r, e, "grader allocating %d arrays of %zu bytes", q->n_arrays, image_bytes);
+        return;
+    }
+    e = bw_dev_arrays_upload(&a, images);
+    if (e != cudaSuccess) {
+        fail(r, e, "grader uploading the arrays");
+        goto out;
+    }
+
+    student_ctx c;
+    memset(&c, 0, sizeof c);
+    c.n = q->n;
+    c.alpha = q->alpha;
+    bw_dev_arrays_pointers(&a, q->front_bytes, c.ptrs);
+    bw_timed_op t;
+    memset(&t, 0, sizeof t);
+    t.op = student_op;
+    t.ctx = &c;
+    if (q->restore_array >= 0) {
+        e = cudaMalloc(&pristine, image_bytes);
+        if (e != cudaSuccess) {
+            pristine = NULL;
+            fail(r, e, "grader allocating the %zu-byte restore copy", image_bytes);
+            goto out;
+        }
+        e = cudaMemcpy(pristine, a.dev[q->restore_array], image_bytes, cudaMemcpyDeviceToDevice);
+        if (e != cudaSuccess) {
+            fail(r, e, "grader copying the restore array");
+            goto out;
+        }
+        c.restore_dst = a.dev[q->restore_array];
+        c.restore_src = pristine;
+        c.restore_bytes = image_bytes;
+        t.prepare = student_restore;
+    }
+
+    if (measure(&t, q, r, "the student's call") != 0)
+        goto out;
+
+    /* The validation run: every array pristine again (shared memory still
+     * holds the original images), one call, and its output goes back. */
+    e = bw_dev_arrays_upload(&a, images);
+    if (e != cudaSuccess) {
+        fail(r, e, "after the timed calls, re-uploading the arrays");
+        goto out;
+    }
+    bw_reset_device_state();
+    bw_student_call(c.n, c.alpha, c.ptrs);
+    cudaError_t launch = cudaGetLastError();
+    e = sync_and_check();
+    if (launch != cudaSuccess)
+        e = launch;
+    if (e != cudaSuccess) {
+        fail(r, e, "the student's call, validation run after timing");
+        goto out;
+    }
+    e = bw_dev_arrays_download(&a, images);
+    if (e != cudaSuccess) {
+        fail(r, e, "copying the arrays back after the validation run");
+        goto out;
+    }
+    r->status = BW_REP_OK;
+    snprintf(r->message, sizeof r->message, "ok");
+out:
+    if (pristine != NULL)
+        (void)cudaFree(pristine);
+    bw_dev_arrays_free(&a);
+}
+
+/* ------------------------------------------------------------ COPY_BENCH */
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_ctx;
+
+static cudaError_t copy_op(void *p)
+{
+    copy_ctx *c = p;
+    return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)0);
+}
+
+void bw_bench_copy(const bw_request *q, bw_reply *r)
+{
+    if (q->copy_bytes == 0 || q->copy_bytes > (uint64_t)SIZE_MAX / 2) {
+        bad_request(r, "copy_bytes must be positive");
+        return;
+    }
+    const size_t bytes = (size_t)q->copy_bytes;
+    void *src = NULL, *dst = NULL;
+    bw_reset_device_state();
+    cudaError_t e = cudaMalloc(&src, bytes);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&dst, bytes);
+    if (e != cudaSuccess) {
+        fail(r, e, "allocating two copy buffers of %zu bytes", bytes);
+        goto out;
+    }
+    e = cudaMemset(src, 0x3c, bytes);
+    if (e == cudaSuccess)
+        e = cudaMemset(dst, 0, bytes);
+    if (e == cudaSuccess)
+        e = sync_and_check();
+    if (e != cudaSuccess) {
+        fail(r, e, "initializing the copy buffers");
+        goto out;
+    }
+    copy_ctx c = {dst, src, bytes};
+    bw_timed_op t;
+    memset(&t, 0, sizeof t);
+    t.op = copy_op;
+    t.ctx = &c;
+    if (measure(&t, q, r, "the device-to-device copy") != 0)
+        goto out;
+    r->status = BW_REP_OK;
+    snprintf(r->message, sizeof r->message, "ok");
+out:
+    if (dst != NULL)
+        (void)cudaFree(dst);
+    if (src != NULL)
+        (void)cudaFree(src);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+}

@@ -1,0 +1,40 @@
+/* The worker's device copies of the array images: one cudaMalloc allocation
+ * per image, filled from and copied back to the shared-memory file whole
+ * (guard zones included). Shared by RUN (worker_main.c) and BENCH
+ * (bench_timing.c). Plain C on the CUDA runtime API. */
+#ifndef BWLAB_DEVICE_ARRAYS_H
+#define BWLAB_DEVICE_ARRAYS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+#include "protocol.h"
+
+typedef struct {
+    int count;                    /* allocations held */
+    size_t image_bytes;
+    void *dev[BW_MAX_ARRAYS];     /* cudaMalloc'd, 256-byte aligned */
+} bw_dev_arrays;
+
+/* Allocates count images of image_bytes each. On failure nothing stays
+ * allocated and the (non-sticky) error is cleared from the runtime's state. */
+cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes);
+/* Copies image k from images + k * image_bytes to the device (synchronous). */
+cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images);
+/* Copies every image back to images + k * image_bytes (synchronous). */
+cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images);
+/* The pointers handed to the student: dev[k] + front_bytes. */
+void bw_dev_arrays_pointers(const bw_dev_arrays *a, uint64_t front_bytes,
+                            void *out[BW_MAX_ARRAYS]);
+/* Frees what is allocated; errors ignored. Safe to call twice. */
+void bw_dev_arrays_free(bw_dev_arrays *a);
+
+/* Undo device state a previous student call may have changed (current
+ * device, persisting-L2 carve-out). Unsupported settings are ignored and
+ * any error they leave is cleared. */
+void bw_reset_device_state(void);
+
+/* Fill r as a CUDA error reply: status, cuda_error, and a message
+ * "cudaErrorName: description (what)". */
+void bw_reply_cuda_error(bw_reply *r, cudaError_t e, const char *what);
+
+#endif

@@ -1,0 +1,374 @@
+/* The worker: the process that owns the GPU and runs student code.
+ *
+ * Started by the supervisor (grader/supervisor.c) with the channel and the
+ * shared-memory file on the descriptors named by BWLAB_CHANNEL_FD and
+ * BWLAB_SHM_FD. It answers one fixed-size bw_reply per bw_request (QUIT has
+ * no answer). After a reply with status BW_REP_CUDA_ERROR it exits: the
+ * context may be broken for good, and the supervisor starts a fresh worker.
+ * stdout and stderr belong to the student; the worker itself only writes
+ * there when it cannot talk to the supervisor at all. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_timing.h"
+#include "device_arrays.h"
+#include "protocol.h"
+
+static int g_chan = -1;
+static int g_shm = -1;
+static uint8_t *g_map = NULL;      /* the whole shared-memory file */
+static size_t g_map_bytes = 0;
+static int g_registered = 0;       /* g_map is page-locked with cudaHostRegister */
+static int g_device_ready = 0;
+
+/* ------------------------------------------------------------ plumbing */
+
+static int env_fd(const char *name)
+{
+    const char *s = getenv(name);
+    if (s == NULL || s[0] == '\0')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < 0 || v > INT_MAX)
+        return -1;
+    if (fcntl((int)v, F_GETFD) < 0)
+        return -1;
+    return (int)v;
+}
+
+/* 0: read len bytes; 1: end of file first; -1: error. */
+static int read_exact(int fd, void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, p + got, len - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0)
+            return 1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+static void bad_request(bw_reply *r, const char *what)
+{
+    r->status = BW_REP_BAD_REQUEST;
+    snprintf(r->message, sizeof r->message, "%s", what);
+}
+
+static void unmap_shm(void)
+{
+    if (g_map == NULL)
+        return;
+    if (g_registered) {
+        (void)cudaHostUnregister(g_map);
+        (void)cudaGetLastError();
+        g_registered = 0;
+    }
+    (void)munmap(g_map, g_map_bytes);
+    g_map = NULL;
+    g_map_bytes = 0;
+}
+
+/* The shared-memory file, mapped whole (remapped when the grader grew it),
+ * and page-locked where the driver allows, for faster copies. */
+static uint8_t *map_shm(uint64_t need, bw_reply *r)
+{
+    struct stat st;
+    if (fstat(g_shm, &st) != 0) {
+        snprintf(r->message, sizeof r->message, "fstat on the shared memory: %s", strerror(errno));
+        r->status = BW_REP_BAD_REQUEST;
+        return NULL;
+    }
+    uint64_t size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    if (size < need || need == 0 || size > (uint64_t)SIZE_MAX) {
+        r->status = BW_REP_BAD_REQUEST;
+        snprintf(r->message, sizeof r->message,
+                 "the shared memory holds %llu bytes, the request needs %llu",
+                 (unsigned long long)size, (unsigned long long)need);
+        return NULL;
+    }
+    if (g_map != NULL && g_map_bytes == (size_t)size)
+        return g_map;
+    unmap_shm();
+    void *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, g_shm, 0);
+    if (m == MAP_FAILED) {
+        r->status = BW_REP_BAD_REQUEST;
+        snprintf(r->message, sizeof r->message, "mmap of %llu bytes of shared memory: %s",
+                 (unsigned long long)size, strerror(errno));
+        return NULL;
+    }
+    g_map = m;
+    g_map_bytes = (size_t)size;
+    if (cudaHostRegister(g_map, g_map_bytes, cudaHostRegisterDefault) == cudaSuccess)
+        g_registered = 1;
+    else
+        (void)cudaGetLastError(); /* pageable copies work too, only slower */
+    return g_map;
+}
+
+/* Checks the image layout of a RUN / BENCH request; 0 if usable. */
+static int check_layout(const bw_request *q, bw_reply *r)
+{
+    if (q->n_arrays < 1 || q->n_arrays > BW_MAX_ARRAYS) {
+        bad_request(r, "n_arrays out of range");
+        return -1;
+    }
+    if (q->n < 0) {
+        bad_request(r, "negative n");
+        return -1;
+    }
+    if (q->image_bytes == 0 || q->image_bytes > (uint64_t)SIZE_MAX ||
+        q->front_bytes > q->image_bytes || q->data_bytes > q->image_bytes - q->front_bytes ||
+        q->back_bytes > q->image_bytes - q->front_bytes - q->data_bytes) {
+        bad_request(r, "inconsistent image layout");
+        return -1;
+    }
+    if (q->image_bytes > q->shm_bytes / (uint64_t)q->n_arrays) {
+        bad_request(r, "shm_bytes smaller than n_arrays images");
+        return -1;
+    }
+    return 0;
+}
+
+/* Context on device 0; 0 on success, else a NO_DEVICE reply. */
+static int ensure_device(bw_reply *r)
+{
+    if (g_device_ready)
+        return 0;
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(0); /* creates the context now, not inside the first timed call */
+    if (e != cudaSuccess) {
+        r->status = BW_REP_NO_DEVICE;
+        r->cuda_error = (int32_t)e;
+        snprintf(r->message, sizeof r->message, "cannot use CUDA device 0: %s: %s",
+                 cudaGetErrorName(e), cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return -1;
+    }
+    g_device_ready = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static void do_hello(bw_reply *r)
+{
+    int v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess)
+        r->driver_version = v;
+    v = 0;
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess)
+        r->runtime_version = v;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count <= 0) {
+        r->status = BW_REP_NO_DEVICE;
+        r->cuda_error = (int32_t)e;
+        if (e != cudaSuccess)
+            snprintf(r->message, sizeof r->message, "%s: %s", cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+        else
+            snprintf(r->message, sizeof r->message, "no CUDA device is visible");
+        (void)cudaGetLastError();
+        return;
+    }
+    r->device_count = count;
+    r->device_index = 0;
+    if (ensure_device(r) != 0)
+        return;
+
+    struct cudaDeviceProp p;
+    memset(&p, 0, sizeof p);
+    e = cudaGetDeviceProperties(&p, 0);
+    if (e != cudaSuccess) {
+        bw_reply_cuda_error(r, e, "cudaGetDeviceProperties");
+        return;
+    }
+    p.name[sizeof p.name - 1] = '\0';
+    snprintf(r->device_name, sizeof r->device_name, "%s", p.name);
+    r->cc_major = p.major;
+    r->cc_minor = p.minor;
+    r->sm_count = p.multiProcessorCount;
+    r->l2_bytes = p.l2CacheSize;
+    v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
+        r->mem_clock_khz = v;
+    v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+        r->bus_width_bits = v;
+    size_t mem_free = 0, mem_total = 0;
+    if (cudaMemGetInfo(&mem_free, &mem_total) == cudaSuccess) {
+        r->mem_free = mem_free;
+        r->mem_total = mem_total;
+    }
+    (void)cudaGetLastError();
+    r->status = BW_REP_OK;
+    snprintf(r->message, sizeof r->message, "ok");
+}
+
+static void do_run(const bw_request *q, bw_reply *r)
+{
+    if (check_layout(q, r) != 0 || ensure_device(r) != 0)
+        return;
+    uint8_t *images = map_shm(q->shm_bytes, r);
+    if (images == NULL)
+        return;
+    const size_t image_bytes = (size_t)q->image_bytes;
+
+    bw_reset_device_state();
+    bw_dev_arrays a;
+    cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
+    if (e != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "grader allocating %d arrays of %zu bytes", q->n_arrays,
+                 image_bytes);
+        bw_reply_cuda_error(r, e, what);
+        return;
+    }
+    e = bw_dev_arrays_upload(&a, images);
+    if (e != cudaSuccess) {
+        bw_reply_cuda_error(r, e, "grader uploading the arrays");
+        bw_dev_arrays_free(&a);
+        return;
+    }
+    void *ptrs[BW_MAX_ARRAYS];
+    bw_dev_arrays_pointers(&a, q->front_bytes, ptrs);
+
+    double t0 = bw_now_s();
+    bw_student_call(q->n, q->alpha, ptrs);
+    cudaError_t launch = cudaGetLastError();
+    cudaError_t sync = cudaDeviceSynchronize();
+    double t1 = bw_now_s();
+    cudaError_t last = cudaGetLastError();
+    fflush(stdout);
+    fflush(stderr);
+    e = launch != cudaSuccess ? launch : (sync != cudaSuccess ? sync : last);
+    if (e != cudaSuccess) {
+        bw_reply_cuda_error(r, e, launch != cudaSuccess ? "launching, in the student's call"
+                                                        : "in the student's call");
+        bw_dev_arrays_free(&a);
+        return;
+    }
+    r->call_ms = (t1 - t0) * 1e3;
+    e = bw_dev_arrays_download(&a, images);
+    if (e != cudaSuccess) {
+        bw_reply_cuda_error(r, e, "copying the arrays back after the call "
+                                  "(did the student code free them or reset the device?)");
+        bw_dev_arrays_free(&a);
+        return;
+    }
+    bw_dev_arrays_free(&a);
+    r->status = BW_REP_OK;
+    snprintf(r->message, sizeof r->message, "ok");
+}
+
+static void do_bench(const bw_request *q, bw_reply *r)
+{
+    if (check_layout(q, r) != 0 || ensure_device(r) != 0)
+        return;
+    if (q->restore_array < -1 || q->restore_array >= q->n_arrays) {
+        bad_request(r, "restore_array out of range");
+        return;
+    }
+    uint8_t *images = map_shm(q->shm_bytes, r);
+    if (images == NULL)
+        return;
+    bw_bench_student(q, images, r);
+}
+
+int main(void)
+{
+    /* Student output survives a crash line by line. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    g_chan = env_fd(BW_ENV_CHANNEL_FD);
+    g_shm = env_fd(BW_ENV_SHM_FD);
+    if (g_chan < 0 || g_shm < 0) {
+        fprintf(stderr,
+                "bw_worker: %s and %s must name open descriptors; "
+                "this program is started by bwgrade, not by hand\n",
+                BW_ENV_CHANNEL_FD, BW_ENV_SHM_FD);
+        return 2;
+    }
+    for (;;) {
+        bw_request q;
+        int rr = read_exact(g_chan, &q, sizeof q);
+        if (rr != 0)
+            return rr > 0 ? 0 : 1; /* the supervisor is gone */
+        if (q.magic != BW_PROTO_MAGIC) {
+            fprintf(stderr, "bw_worker: garbage on the channel\n");
+            return 2;
+        }
+        bw_reply r;
+        memset(&r, 0, sizeof r);
+        r.magic = BW_PROTO_MAGIC;
+        r.kind = q.kind;
+        r.status = BW_REP_OK;
+        switch (q.kind) {
+        case BW_REQ_HELLO:
+            do_hello(&r);
+            break;
+        case BW_REQ_RUN:
+            do_run(&q, &r);
+            break;
+        case BW_REQ_BENCH:
+            do_bench(&q, &r);
+            break;
+        case BW_REQ_COPY_BENCH:
+            if (ensure_device(&r) == 0)
+                bw_bench_copy(&q, &r);
+            break;
+        case BW_REQ_QUIT:
+            unmap_shm();
+            fflush(stdout);
+            fflush(stderr);
+            return 0;
+        default:
+            bad_request(&r, "unknown request kind");
+            break;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        r.message[sizeof r.message - 1] = '\0';
+        if (send_all(g_chan, &r, sizeof r) != 0)
+            return 1;
+        if (r.status == BW_REP_CUDA_ERROR)
+            return 0; /* the context may be unusable; the supervisor starts a new worker */
+    }
+}

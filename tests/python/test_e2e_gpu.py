@@ -1,0 +1,128 @@
+"""End to end on a GPU: solutions pass, stubs are "not implemented", and every
+corpus entry (tests/corpus/ENTRY/expect.json) gets its expected verdict.
+
+Whether there is a GPU is asked of the grader itself: the stub worker is built
+and run on one case; bwgrade's exit code 3 with a device message means none.
+Without one, every test here is skipped with the reason "no CUDA device"
+(the selftest summary lists them)."""
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "py"))
+
+from bwlab import build, exercises  # noqa: E402
+from bwlab.cmd_test import looks_like_no_device  # noqa: E402
+
+TIMEOUT = 3600
+_probe = {}
+
+
+def probe():
+    """(state, detail): state is 'gpu', 'none' (no CUDA device) or 'tools' (cannot build)."""
+    if _probe:
+        return _probe["state"], _probe["detail"]
+    if not shutil.which("cmake"):
+        state, detail = "tools", "cmake not found"
+    elif not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()):
+        state, detail = "tools", "nvcc not found"
+    else:
+        first = exercises.names(ROOT)[0]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            plan = build.prepare([first], "student", root=ROOT)
+        w = plan.workers[0]
+        if not w.ok:
+            raise AssertionError(f"the stub of {first} did not build:\n{out.getvalue()}")
+        p = subprocess.run([str(plan.bwgrade), "test", first, "--worker", str(w.path), "--case", "0", "--quiet"],
+                           capture_output=True, text=True, timeout=600)
+        text = (p.stdout + p.stderr).strip()
+        if p.returncode == 3 and looks_like_no_device(text.splitlines()):
+            state, detail = "none", text
+        elif p.returncode == 3:
+            raise AssertionError(f"bwgrade could not run the worker (exit 3), and not for want of a device:\n{text}")
+        else:
+            state, detail = "gpu", text
+    _probe.update(state=state, detail=detail)
+    return state, detail
+
+
+def run_py(*args):
+    """run.py with a --json report; returns (exit code, report or None, output)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        p = subprocess.run([sys.executable, str(ROOT / "run.py"), *args, "--json", str(report)],
+                           capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT)
+        doc = json.loads(report.read_text()) if report.exists() else None
+        return p.returncode, doc, (p.stdout + p.stderr)[-6000:]
+
+
+def corpus_entries():
+    base = ROOT / "tests" / "corpus"
+    return sorted(d for d in base.iterdir() if (d / "expect.json").is_file()) if base.is_dir() else []
+
+
+class GpuEndToEnd(unittest.TestCase):
+    def setUp(self):
+        state, detail = probe()
+        if state == "none":
+            self.skipTest("no CUDA device")
+        if state == "tools":
+            self.skipTest(detail)
+
+    def test_solutions_pass_every_case(self):
+        names = [n for n in exercises.names(ROOT) if build.has_solution(ROOT, n)]
+        if not names:
+            self.skipTest("no solutions/ in this copy of the kit")
+        rc, doc, out = run_py("test", *names, "--solutions")
+        self.assertIsNotNone(doc, out)
+        for name in names:
+            entry = doc["exercises"][name]
+            with self.subTest(exercise=name):
+                self.assertEqual(entry["status"], "pass", out)
+                self.assertEqual(entry["failed"], 0)
+                self.assertGreater(entry["total"], 0)
+                self.assertEqual(entry["passed"], entry["total"] - entry.get("skipped", 0))
+        self.assertEqual(rc, 0, out)
+
+    def test_stubs_report_not_implemented(self):
+        stubs = [n for n in exercises.names(ROOT)
+                 if "TODO" in (ROOT / "exercises" / n / f"{n}.cu").read_text(errors="replace")]
+        if not stubs:
+            self.skipTest("exercises/ no longer holds the stubs")
+        rc, doc, out = run_py("test", *stubs)
+        self.assertIsNotNone(doc, out)
+        for name in stubs:
+            with self.subTest(exercise=name):
+                self.assertEqual(doc["exercises"][name]["status"], "not_implemented", out)
+        self.assertEqual(rc, 1, out)
+
+    def test_corpus_verdicts(self):
+        entries = corpus_entries()
+        if not entries:
+            self.skipTest("no tests/corpus/*/expect.json")
+        for entry in entries:
+            expect = json.loads((entry / "expect.json").read_text())
+            ex = expect["exercise"]
+            with self.subTest(entry=entry.name):
+                rc, doc, out = run_py("test", ex, "--submission", str(entry))
+                self.assertIsNotNone(doc, out)
+                got = doc["exercises"][ex]
+                self.assertEqual(got["status"], expect["status"], f"{entry.name}:\n{out}")
+                codes = {d.get("code") for d in got.get("diagnoses", [])}
+                for code in expect.get("diagnoses", []):
+                    self.assertIn(code, codes, f"{entry.name}: diagnosis '{code}' missing:\n{out}")
+                outcomes = {c.get("outcome") for c in got.get("cases", [])}
+                for outcome in expect.get("outcomes", []):
+                    self.assertIn(outcome, outcomes, f"{entry.name}: no case with outcome '{outcome}':\n{out}")
+                self.assertEqual(rc, 0 if expect["status"] == "pass" else 1, out)
+
+
+if __name__ == "__main__":
+    unittest.main()

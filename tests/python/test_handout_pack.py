@@ -1,0 +1,224 @@
+"""run.py handout: the student tarball holds what a student needs and no
+solution, no instructor file, no secret seed. (Instructor-side: this file is
+itself left out of the handout.)
+
+The full check (extract, build, `run.py selftest` on a CPU machine) takes
+minutes: it runs only with BWLAB_SLOW_TESTS=1.
+"""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "py"))
+
+from bwlab import cmd_handout, exercises  # noqa: E402
+
+FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
+INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
+                    "tests/python/test_e2e_grade_gpu.py")
+
+
+def quiet(fn, *a, **kw):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        result = fn(*a, **kw)
+    return result, out.getvalue()
+
+
+def extract(tarball, dest):
+    with tarfile.open(tarball, "r:gz") as tf:
+        for m in tf.getmembers():
+            assert not m.name.startswith("/") and ".." not in m.name.split("/"), m.name
+            assert m.isfile() or m.isdir(), m.name
+        if sys.version_info >= (3, 12):
+            tf.extractall(dest, filter="data")
+        else:
+            tf.extractall(dest)
+
+
+def files_under(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*") if p.is_file())
+
+
+class RuleTests(unittest.TestCase):
+    def test_allow_and_deny(self):
+        inside = ["run.py", "CMakeLists.txt", "README.md", "exercises/haxpy/haxpy.cu",
+                  "grader/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
+                  "reference/bf16.c", "handout/haxpy.md", "docs/ARCHITECTURE.md",
+                  "tests/CMakeLists.txt", "tests/unit/test_cases.c", "tests/python/test_submission.py",
+                  "tests/corpus/noop/exercises/haxpy/haxpy.cu"]
+        outside = ["solutions/haxpy/haxpy.cu", "grader/instructor/secret_seed",
+                   "grader/instructor/policy.ini", "docs/INSTRUCTORS.md", "docs/slurm/grade_array.sbatch",
+                   "docs/ci/github-actions-grade.yml", *INSTRUCTOR_TESTS, "build/bwgrade",
+                   "grades/gradebook.csv", ".git/config", "grader/py/bwlab/__pycache__/x.pyc",
+                   "notes.txt", "submissions/alice.zip", "exercises/haxpy/secret_seed",
+                   "exercises/haxpy/haxpy.cu.orig"]
+        for p in inside:
+            self.assertIsNone(cmd_handout.verdict(p), p)
+        for p in outside:
+            self.assertIsNotNone(cmd_handout.verdict(p), p)
+
+
+class FakeKitTests(unittest.TestCase):
+    """A made-up kit (not a git checkout: the walk is used)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.root = Path(self.tmp.name) / "kit"
+        files = {
+            "run.py": "print('hi')\n", "CMakeLists.txt": "project(x)\n",
+            "exercises/exercises.def": "BW_EXERCISE(haxpy, 2, 1, 1, \"y\")\n",
+            "exercises/haxpy/haxpy.cu": "// stub\n", "grader/main.c": "int main(void){return 0;}\n",
+            "grader/py/bwlab/__init__.py": "", "grader/py/bwlab/__pycache__/x.cpython-311.pyc": "junk",
+            "solutions/haxpy/haxpy.cu": "// the answer\n",
+            "grader/instructor/secret_seed": f"{FAKE_SEED}\n",
+            "grader/instructor/policy.ini": "[all]\n",
+            "tests/python/test_grading.py": "", "tests/python/test_public.py": "",
+            "docs/INSTRUCTORS.md": "x", "docs/ARCHITECTURE.md": "y",
+            "build/bwgrade": "binary", "grades/alice.json": "{}", "stray.txt": "z",
+        }
+        for rel, text in files.items():
+            p = self.root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        os.chmod(self.root / "run.py", 0o755)
+        self.out = Path(self.tmp.name) / "out" / "handout.tar.gz"
+
+    def test_packs_only_the_allowed_files_and_lists_the_rest(self):
+        (code, kept, left), text = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
+        self.assertEqual(code, 0, text)
+        dest = Path(self.tmp.name) / "x"
+        extract(self.out, dest)
+        got = files_under(dest / "bwlab")
+        self.assertEqual(got, ["CMakeLists.txt", "docs/ARCHITECTURE.md", "exercises/exercises.def",
+                               "exercises/haxpy/haxpy.cu", "grader/main.c", "grader/py/bwlab/__init__.py",
+                               "run.py", "tests/python/test_public.py"])
+        self.assertTrue(os.access(dest / "bwlab" / "run.py", os.X_OK))
+        self.assertIn("solutions/", text)
+        self.assertIn("grader/instructor/", text)
+        self.assertIn("stray.txt", text)
+        self.assertFalse(any("build/bwgrade" in v for v in left.values()))   # build/ is never walked
+
+    def test_a_file_holding_the_secret_seed_stops_the_pack(self):
+        (self.root / "handout").mkdir()
+        (self.root / "handout" / "notes.md").write_text(f"seed used this term: {FAKE_SEED:#x}\n")
+        (code, _, _), text = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
+        self.assertEqual(code, 1)
+        self.assertIn("handout/notes.md", text)
+        self.assertFalse(self.out.exists())
+        # the seed from the environment counts too
+        (self.root / "handout" / "notes.md").write_text("nothing here\n")
+        (self.root / "grader" / "instructor" / "secret_seed").unlink()
+        (self.root / "exercises" / "haxpy" / "haxpy.cu").write_text(f"// {FAKE_SEED + 1}\n")
+        (code, _, _), _ = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab",
+                                {"BWLAB_SECRET_SEED": str(FAKE_SEED + 1)})
+        self.assertEqual(code, 1)
+
+    def test_the_tarball_is_reproducible(self):
+        quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
+        a = self.out.read_bytes()
+        quiet(cmd_handout.pack, self.root, cmd_handout.select(cmd_handout.list_files(self.root)[0])[0],
+              self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime))
+        self.assertEqual(a, self.out.read_bytes())
+
+
+class RealKitTests(unittest.TestCase):
+    """Pack this kit, extract it into an empty folder, look at what is there."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+        tarball = cls.dir / "bwlab-handout.tar.gz"
+        env = {"BWLAB_SECRET_SEED": str(FAKE_SEED)}
+        (cls.code, cls.kept, cls.left), cls.text = quiet(cmd_handout.make_handout, ROOT, tarball,
+                                                         "bwlab", env)
+        if cls.code == 0:
+            extract(tarball, cls.dir / "x")
+        cls.kit = cls.dir / "x" / "bwlab"
+        cls.files = files_under(cls.kit) if cls.kit.is_dir() else []
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_it_packs(self):
+        self.assertEqual(self.code, 0, self.text)
+
+    def test_no_solution_and_no_instructor_file(self):
+        for f in self.files:
+            self.assertFalse(f.startswith("solutions/"), f)
+            self.assertFalse(f.startswith("grader/instructor/"), f)
+            self.assertFalse(f.startswith(("build/", ".git/", "grades/", "docs/ci/", "docs/slurm/")), f)
+            self.assertNotIn("__pycache__", f)
+            self.assertNotEqual(Path(f).name, "secret_seed")
+        for f in INSTRUCTOR_TESTS + ("docs/INSTRUCTORS.md",):
+            self.assertNotIn(f, self.files)
+
+    def test_no_file_is_a_solution_in_disguise(self):
+        sols = ROOT / "solutions"
+        if not sols.is_dir():
+            self.skipTest("no solutions/ in this copy of the kit")
+        answers = {p.read_bytes() for p in sols.rglob("*") if p.is_file()}
+        for f in self.files:
+            self.assertNotIn((self.kit / f).read_bytes(), answers, f"{f} is a copy of a solution")
+
+    def test_no_file_holds_a_secret_seed(self):
+        needles = [str(FAKE_SEED), hex(FAKE_SEED)]
+        seed_file = ROOT / "grader" / "instructor" / "secret_seed"
+        if seed_file.is_file():
+            from bwlab import cmd_grade
+            try:
+                needles += cmd_grade.find_seed(ROOT, str(seed_file), False, {}).secrets()
+            except cmd_grade.SeedError:
+                pass
+        for f in self.files:
+            data = (self.kit / f).read_bytes().lower()
+            for n in needles:
+                self.assertNotIn(n.lower().encode(), data, f"{f} holds a secret seed")
+
+    def test_what_a_student_needs_is_there(self):
+        must = ["run.py", "CMakeLists.txt", "tests/CMakeLists.txt", "exercises/exercises.def",
+                "grader/py/bwlab/cli.py", "grader/py/bwlab/__init__.py", "grader/main.c",
+                "reference/ref_kernels.c", "docs/ARCHITECTURE.md"]
+        for ex in exercises.names(ROOT):
+            must += [f"exercises/{ex}/{ex}.cu", f"exercises/{ex}/{ex}.h", f"exercises/{ex}/adapter.cu"]
+            if (ROOT / "handout" / f"{ex}.md").is_file():
+                must.append(f"handout/{ex}.md")
+        for optional in ("README.md", "handout/grading.md"):
+            if (ROOT / optional).is_file():
+                must.append(optional)
+        for f in must:
+            self.assertIn(f, self.files)
+        # the stubs are the kit's stubs, byte for byte
+        for ex in exercises.names(ROOT):
+            rel = f"exercises/{ex}/{ex}.cu"
+            self.assertEqual((self.kit / rel).read_bytes(), (ROOT / rel).read_bytes())
+        self.assertTrue(any(f.startswith("tests/unit/") for f in self.files))
+
+    def test_the_extracted_kit_lists_its_commands(self):
+        r = subprocess.run([sys.executable, "run.py", "--help"], cwd=self.kit, capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "BWLAB_ROOT": str(self.kit)})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("test", r.stdout)
+
+    @unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
+                         "slow (minutes): set BWLAB_SLOW_TESTS=1 to build the handout and run its selftest")
+    def test_the_extracted_kit_builds_and_passes_its_selftest(self):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("BWLAB_ROOT", "BWLAB_BUILD_DIR", "BWLAB_SECRET_SEED", "BWLAB_SEED")}
+        r = subprocess.run([sys.executable, "run.py", "selftest"], cwd=self.kit, capture_output=True,
+                           text=True, timeout=3600, env=env)
+        self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-6000:])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,318 @@
+/* A stand-in for bw_worker_* in the supervisor test: speaks the protocol
+ * without CUDA. What it does is chosen by the request's n (RUN) or by the
+ * environment variable FAKE_HELLO (the HELLO step):
+ *
+ *   n >= 0  add 1 to every byte of the n_arrays images in shared memory, reply OK
+ *   -1      write a line to stderr, then die of SIGSEGV
+ *   -2      exit(3)
+ *   -3      hang
+ *   -4      write 10,000,000 'x' to stdout, reply OK
+ *   -5      write a reply-sized block of garbage to the channel, then hang
+ *   -6      fork a child that lingers; reply OK with its pid in rep.samples
+ *   -7      fork a lingering child (pid stored in the first 4 bytes of shared
+ *           memory), then die of SIGSEGV: the child keeps the channel open
+ *   -8      reply BW_REP_CUDA_ERROR, then exit(0)
+ *   -9      close the channel, then hang
+ *   -10     write "to stdout" and "to stderr", reply OK
+ *   -11     send the reply in two pieces 50 ms apart
+ *   -12     reply OK, then close the channel and hang
+ *   -14     wait 300 ms, then reply OK
+ *   -15     reply OK; from now on ignore QUIT and SIGTERM
+ *   -16     reply OK with its own pid in rep.samples
+ *
+ *   FAKE_HELLO=crash | hang | nodevice
+ *
+ * The HELLO reply's message is "ok" only if the process got what the
+ * supervisor promises: descriptors 0-4 and nothing else, its own process
+ * group, RLIMIT_CORE 0, RLIMIT_FSIZE at most 64 MiB.
+ *
+ * Started with "--tool" as its first argument it plays compute-sanitizer:
+ * it writes its arguments to the --log-file and execs the last argument. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol.h"
+
+static int chan = -1, shm = -1;
+
+static void hang(void) __attribute__((noreturn));
+
+static void hang(void)
+{
+    for (;;)
+        pause();
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void send_bytes(const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t r = send(chan, p, len, MSG_NOSIGNAL);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            _exit(1);
+        p += r;
+        len -= (size_t)r;
+    }
+}
+
+static int read_request(bw_request *q)
+{
+    unsigned char *p = (unsigned char *)q;
+    size_t got = 0;
+    while (got < sizeof *q) {
+        ssize_t r = read(chan, p + got, sizeof *q - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static int env_int(const char *name)
+{
+    const char *s = getenv(name);
+    return s != NULL ? atoi(s) : -1;
+}
+
+static uint8_t *map_shm(uint64_t bytes)
+{
+    void *m = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* What the supervisor promised; "ok" or the first broken promise. */
+static void check_environment(char *msg, size_t len)
+{
+    snprintf(msg, len, "ok");
+    if (chan != 3 || shm != 4) {
+        snprintf(msg, len, "descriptors %d/%d, expected 3/4", chan, shm);
+        return;
+    }
+    for (int fd = 0; fd <= 4; fd++)
+        if (fcntl(fd, F_GETFD) < 0) {
+            snprintf(msg, len, "descriptor %d is not open", fd);
+            return;
+        }
+    if (fcntl(chan, F_GETFD) & FD_CLOEXEC) {
+        snprintf(msg, len, "the channel is close-on-exec");
+        return;
+    }
+    for (int fd = 5; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) >= 0) {
+            snprintf(msg, len, "leaked descriptor %d", fd);
+            return;
+        }
+    if (getpgrp() != getpid()) {
+        snprintf(msg, len, "not a process group leader");
+        return;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_CORE, &rl) != 0 || rl.rlim_cur != 0) {
+        snprintf(msg, len, "core dumps allowed");
+        return;
+    }
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur > ((rlim_t)64 << 20)) {
+        snprintf(msg, len, "no file size limit");
+        return;
+    }
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) != 0 || sa.sa_handler != SIG_DFL) {
+        snprintf(msg, len, "SIGPIPE not at its default");
+        return;
+    }
+}
+
+static int fake_sanitizer(int argc, char **argv)
+{
+    const char *tool = "?", *log = NULL, *limit = "?", *code = "?";
+    int i = 1;
+    for (; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--tool") == 0)
+            tool = argv[i + 1];
+        else if (strcmp(argv[i], "--log-file") == 0)
+            log = argv[i + 1];
+        else if (strcmp(argv[i], "--print-limit") == 0)
+            limit = argv[i + 1];
+        else if (strcmp(argv[i], "--error-exitcode") == 0)
+            code = argv[i + 1];
+        else
+            break;
+    }
+    if (i != argc - 1 || log == NULL)
+        return 90;
+    int fd = open(log, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        return 91;
+    char line[512];
+    int n = snprintf(line, sizeof line, "FAKE-SANITIZER tool=%s print-limit=%s error-exitcode=%s\n",
+                     tool, limit, code);
+    if (n > 0 && write(fd, line, (size_t)n) != n)
+        return 92;
+    close(fd);
+    char *app[2] = {argv[argc - 1], NULL};
+    execv(app[0], app);
+    return 93;
+}
+
+static void run(const bw_request *q, bw_reply *r)
+{
+    static const char garbage[sizeof(bw_reply)] = {0x5a};
+    uint8_t *m;
+    pid_t child;
+    switch (q->n) {
+    case -1:
+        fputs("about to crash\n", stderr);
+        raise(SIGSEGV);
+        hang();
+    case -2:
+        exit(3);
+    case -3:
+        hang();
+    case -4:
+        for (int i = 0; i < 10000; i++) {
+            char block[1000];
+            memset(block, 'x', sizeof block);
+            fwrite(block, 1, sizeof block, stdout);
+        }
+        fflush(stdout);
+        return;
+    case -5:
+        send_bytes(garbage, sizeof garbage);
+        hang();
+    case -6:
+        child = fork();
+        if (child == 0)
+            hang();
+        r->samples = (int32_t)child;
+        return;
+    case -7:
+        m = map_shm(q->shm_bytes);
+        child = fork();
+        if (child == 0)
+            hang();
+        if (m != NULL)
+            memcpy(m, &child, sizeof child);
+        raise(SIGSEGV);
+        hang();
+    case -8:
+        r->status = BW_REP_CUDA_ERROR;
+        r->cuda_error = 700;
+        snprintf(r->message, sizeof r->message, "cudaErrorIllegalAddress: fake");
+        send_bytes(r, sizeof *r);
+        exit(0);
+    case -9:
+        close(chan);
+        hang();
+    case -10:
+        fputs("to stdout\n", stdout);
+        fflush(stdout);
+        fputs("to stderr\n", stderr);
+        return;
+    case -11:
+        send_bytes(r, 10);
+        nap_ms(50);
+        send_bytes((const char *)r + 10, sizeof *r - 10);
+        r->magic = 0; /* already sent */
+        return;
+    case -12:
+        send_bytes(r, sizeof *r);
+        close(chan);
+        hang();
+    case -14:
+        nap_ms(300);
+        return;
+    case -16:
+        r->samples = (int32_t)getpid();
+        return;
+    case -15:
+        signal(SIGTERM, SIG_IGN);
+        setenv("FAKE_IGNORE_QUIT", "1", 1);
+        return;
+    default:
+        break;
+    }
+    if (q->n < 0)
+        return;
+    m = map_shm(q->shm_bytes);
+    if (m == NULL) {
+        r->status = BW_REP_BAD_REQUEST;
+        snprintf(r->message, sizeof r->message, "mmap failed");
+        return;
+    }
+    uint64_t total = (uint64_t)q->n_arrays * q->image_bytes;
+    for (uint64_t i = 0; i < total; i++)
+        m[i]++;
+    munmap(m, (size_t)q->shm_bytes);
+    r->call_ms = 1.0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--tool") == 0)
+        return fake_sanitizer(argc, argv);
+    chan = env_int(BW_ENV_CHANNEL_FD);
+    shm = env_int(BW_ENV_SHM_FD);
+    if (chan < 0 || shm < 0)
+        return 2;
+    for (;;) {
+        bw_request q;
+        if (read_request(&q) != 0)
+            return 0;
+        bw_reply r;
+        memset(&r, 0, sizeof r);
+        r.magic = BW_PROTO_MAGIC;
+        r.kind = q.kind;
+        r.status = BW_REP_OK;
+        snprintf(r.message, sizeof r.message, "ok");
+        if (q.kind == BW_REQ_QUIT) {
+            if (getenv("FAKE_IGNORE_QUIT") != NULL)
+                hang();
+            return 0;
+        }
+        if (q.kind == BW_REQ_HELLO) {
+            const char *h = getenv("FAKE_HELLO");
+            if (h != NULL && strcmp(h, "crash") == 0)
+                raise(SIGSEGV);
+            if (h != NULL && strcmp(h, "hang") == 0)
+                hang();
+            if (h != NULL && strcmp(h, "nodevice") == 0) {
+                r.status = BW_REP_NO_DEVICE;
+                snprintf(r.message, sizeof r.message, "fake: no device");
+            } else {
+                check_environment(r.message, sizeof r.message);
+                snprintf(r.device_name, sizeof r.device_name, "fake device");
+                r.device_count = 1;
+                r.sm_count = 1;
+            }
+        } else if (q.kind == BW_REQ_RUN) {
+            run(&q, &r);
+            if (r.magic == 0)
+                continue;
+        }
+        send_bytes(&r, sizeof r);
+    }
+}

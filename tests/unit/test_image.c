@@ -1,0 +1,148 @@
+/* Array images: layout arithmetic, the guard pattern, and finding a single
+ * damaged byte at the right position. */
+#include <stdlib.h>
+#include <string.h>
+#include "check_support.h"
+#include "image.h"
+
+/* Catches a wrong layout: offset not in bytes, guard missing, no rounding. */
+START_TEST(layout_numbers)
+{
+    bw_image_layout l = bw_image_layout_for(5, 3, 0);
+    ck_assert_uint_eq(l.front_bytes, BW_GUARD_BYTES + 6);
+    ck_assert_uint_eq(l.data_bytes, 10);
+    ck_assert_uint_ge(l.back_bytes, BW_GUARD_BYTES);
+    ck_assert_uint_eq(l.total_bytes % 256, 0);
+    ck_assert_uint_eq(l.total_bytes, l.front_bytes + l.data_bytes + l.back_bytes);
+    ck_assert_uint_lt(l.total_bytes - (l.front_bytes + l.data_bytes + BW_GUARD_BYTES), 256);
+    /* The array start keeps the offset modulo 256 in a 256-aligned allocation. */
+    ck_assert_uint_eq(l.front_bytes % 256, 6);
+
+    bw_image_layout s = bw_image_layout_for(5, 3, 1);
+    ck_assert_uint_eq(s.front_bytes, BW_GUARD_BYTES + 6);
+    ck_assert_uint_eq(s.back_bytes, 0);
+    ck_assert_uint_eq(s.total_bytes, s.front_bytes + s.data_bytes);
+
+    /* n near INT_MAX: no 32-bit overflow. */
+    bw_image_layout h = bw_image_layout_for(2147483647, 127, 0);
+    ck_assert_uint_eq(h.data_bytes, UINT64_C(4294967294));
+    ck_assert_uint_gt(h.total_bytes, UINT64_C(4294967294) + 2 * BW_GUARD_BYTES);
+}
+END_TEST
+
+/* Catches a constant guard byte, which a shifted copy would not disturb,
+ * and guard bytes that could spell the poison. */
+START_TEST(guard_pattern_varies)
+{
+    int seen[256] = {0}, distinct = 0, same_as_shift = 0;
+    for (uint64_t p = 0; p < 4096; p++) {
+        uint8_t b = bw_guard_byte(p);
+        distinct += !seen[b]++;
+        same_as_shift += b == bw_guard_byte(p + 1);
+        ck_assert(b != 0xD7 && b != 0x7F);
+    }
+    ck_assert_int_gt(distinct, 100);
+    ck_assert_int_lt(same_as_shift, 100);
+    ck_assert_uint_eq(bw_guard_byte(77), bw_guard_byte(77));
+}
+END_TEST
+
+static uint8_t *make_image(const bw_image_layout *l)
+{
+    uint8_t *img = malloc(l->total_bytes);
+    ck_assert_ptr_nonnull(img);
+    memset(img, 0xAB, l->total_bytes);   /* the data area gets anything */
+    bw_image_fill_guards(img, l);
+    return img;
+}
+
+/* Catches a check that scans the data (any data would look damaged) or a
+ * fill that misses part of a guard. */
+START_TEST(round_trip)
+{
+    for (int sanitize = 0; sanitize <= 1; sanitize++)
+        for (int off = 0; off < 128; off += 9) {
+            bw_image_layout l = bw_image_layout_for(1000 + off, off, sanitize);
+            uint8_t *img = make_image(&l);
+            int64_t first = 99, last = 99;
+            ck_assert_int_eq(bw_image_check_guards(img, &l, &first, &last), 0);
+            ck_assert_int_eq(first, 0);
+            ck_assert_int_eq(last, 0);
+            /* Data is not part of the guard. */
+            memset(img + l.front_bytes, 0x11, l.data_bytes);
+            ck_assert_int_eq(bw_image_check_guards(img, &l, NULL, NULL), 0);
+            ck_assert_ptr_eq((void *)bw_image_data(img, &l), (void *)(img + l.front_bytes));
+            free(img);
+        }
+}
+END_TEST
+
+static void flip_and_check(const bw_image_layout *l, uint64_t pos, int64_t want_rel)
+{
+    uint8_t *img = make_image(l);
+    img[pos] ^= 0x01;
+    int64_t first = 0, last = 0;
+    ck_assert_int_eq(bw_image_check_guards(img, l, &first, &last), 1);
+    ck_assert_int_eq(first, want_rel);
+    ck_assert_int_eq(last, want_rel);
+    free(img);
+}
+
+/* Catches off-by-one zone bounds and positions not relative to the array. */
+START_TEST(single_flip_found)
+{
+    bw_image_layout l = bw_image_layout_for(17, 5, 0);
+    int64_t front = (int64_t)l.front_bytes, data = (int64_t)l.data_bytes;
+    flip_and_check(&l, l.front_bytes - 1, -1);                     /* just before */
+    flip_and_check(&l, l.front_bytes + l.data_bytes, data);        /* just after */
+    flip_and_check(&l, 0, -front);                                 /* first byte */
+    flip_and_check(&l, l.total_bytes - 1, (int64_t)l.total_bytes - 1 - front);
+
+    bw_image_layout s = bw_image_layout_for(17, 5, 1);
+    flip_and_check(&s, s.front_bytes - 1, -1);
+    flip_and_check(&s, 0, -(int64_t)s.front_bytes);
+}
+END_TEST
+
+/* Catches a count or first/last that ignores all but one damaged zone. */
+START_TEST(several_flips)
+{
+    bw_image_layout l = bw_image_layout_for(300, 2, 0);
+    uint8_t *img = make_image(&l);
+    img[l.front_bytes - 10] = (uint8_t)~img[l.front_bytes - 10];
+    img[l.front_bytes - 3] = (uint8_t)~img[l.front_bytes - 3];
+    img[l.front_bytes + l.data_bytes + 4] = (uint8_t)~img[l.front_bytes + l.data_bytes + 4];
+    int64_t first = 0, last = 0;
+    ck_assert_int_eq(bw_image_check_guards(img, &l, &first, &last), 3);
+    ck_assert_int_eq(first, -10);
+    ck_assert_int_eq(last, 600 + 4);
+    free(img);
+}
+END_TEST
+
+/* Catches a guard written from a fixed pattern shifted by the offset: a
+ * write of the right bytes at the wrong place must still show. */
+START_TEST(shifted_guard_detected)
+{
+    bw_image_layout l = bw_image_layout_for(64, 0, 0);
+    uint8_t *img = make_image(&l);
+    /* A kernel copying 16 guard bytes over the next 16 (a shifted copy). */
+    memmove(img + l.front_bytes + l.data_bytes + 16, img + l.front_bytes + l.data_bytes, 16);
+    ck_assert_int_gt(bw_image_check_guards(img, &l, NULL, NULL), 8);
+    free(img);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("image");
+    TCase *t = tcase_create("image");
+    tcase_add_test(t, layout_numbers);
+    tcase_add_test(t, guard_pattern_varies);
+    tcase_add_test(t, round_trip);
+    tcase_add_test(t, single_flip_found);
+    tcase_add_test(t, several_flips);
+    tcase_add_test(t, shifted_guard_detected);
+    suite_add_tcase(s, t);
+    return bw_run_suite(s);
+}
