@@ -4,7 +4,7 @@
 # the sanitizer, the benchmark against its peers, the profiler capture.
 #
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
-#   steps: build ctest solutions stubs corpus sanitize bench bench2 grade profile selftest
+#   steps: build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade selftest
 #
 # Logs go to a folder packed at the end into $OUT/gpu-logs.tar.gz (the device
 # tool returns only a few files); the last lines printed are a summary.
@@ -16,7 +16,7 @@ OUT=$(mktemp -d /tmp/gpu-logs.XXXXXX)
 export PATH="$PATH:/usr/local/cuda/bin"
 export PYTHONUNBUFFERED=1
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest solutions stubs corpus sanitize bench bench2 grade profile)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade)
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
@@ -27,75 +27,71 @@ if ls .deps/*.deb >/dev/null 2>&1 && [ ! -f /usr/include/check.h ]; then
 fi
 
 step() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
-timed() { local t0=$SECONDS; "$@"; local rc=$?; echo "   ($((SECONDS - t0)) s, exit $rc)"; return $rc; }
+# timed LIMIT CMD...: run with a time limit, say how long it took.
+timed() { local lim=$1; shift; local t0=$SECONDS; timeout -k 5 "$lim" "$@"; local rc=$?; echo "   ($((SECONDS - t0)) s, exit $rc)" >&2; return $rc; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
 
 if step build; then
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBW_WERROR=ON -DBW_REQUIRE_CHECK=ON > "$OUT/configure.log" 2>&1 \
-        && timed cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1
+        && timed 400 cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1
     note "build: exit $? (tail: $(tail -1 "$OUT/build.log"))"
 fi
 if step ctest; then
-    (cd build && ctest -j 8 --output-on-failure) > "$OUT/ctest.log" 2>&1
+    (cd build && timeout 300 ctest -j 8 --output-on-failure) > "$OUT/ctest.log" 2>&1
     note "ctest: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")"
+fi
+if step sweep; then
+    timed 300 bash tests/gpu/sweep_solutions.sh > "$OUT/sweep.txt" 2>&1
+    note "sweep: exit $?"; cat "$OUT/sweep.txt"
 fi
 if step solutions; then
     for ex in haxpy vector_sum; do
-        timed build/bwgrade test $ex --worker build/bw_worker_${ex}_solution --json "$OUT/sol_$ex.json" > "$OUT/sol_$ex.txt" 2>&1
+        timed 240 build/bwgrade test $ex --worker build/bw_worker_${ex}_solution --json "$OUT/sol_$ex.json" > "$OUT/sol_$ex.txt" 2>&1
         note "solution $ex: $(head -1 "$OUT/sol_$ex.txt") [$(grep -E '^ +\(' "$OUT/sol_$ex.txt" | tail -1)]"
     done
 fi
 if step stubs; then
-    timed python3 run.py test --json "$OUT/stubs.json" > "$OUT/stubs.txt" 2>&1
+    timed 240 python3 run.py test --json "$OUT/stubs.json" > "$OUT/stubs.txt" 2>&1
     note "stubs: $(grep -iE 'not implemented' "$OUT/stubs.txt" | head -2 | tr '\n' ' ')"
 fi
 if step corpus; then
-    for d in tests/corpus/*/; do
-        e=$(basename "$d")
-        ex=$(python3 -c "import json,sys; print(json.load(open('$d/expect.json'))['exercise'])")
-        timed python3 run.py test "$ex" --submission "$d" --json "$OUT/corpus_$e.json" > "$OUT/corpus_$e.txt" 2>&1
-        note "corpus $e: $(python3 - "$OUT/corpus_$e.json" "$d/expect.json" <<'PY'
-import json, sys
-got = json.load(open(sys.argv[1]))["exercises"]
-exp = json.load(open(sys.argv[2]))
-r = got[exp["exercise"]]
-codes = [d["code"] for d in r.get("diagnoses", [])]
-outs = sorted({c["outcome"] for c in r.get("cases", [])})
-ok = r.get("status") == exp["status"] and all(c in codes for c in exp.get("diagnoses", []))
-print(("OK  " if ok else "BAD ") + f"status={r.get('status')} want={exp['status']} diag={codes} want={exp.get('diagnoses')} outcomes={outs}")
-PY
-)"
-    done
+    # Each entry builds its own tree; run several at once (the GPU work is small).
+    mkdir -p "$OUT/corpus"
+    ls -d tests/corpus/*/ | xargs -P 6 -I{} sh -c '
+        e=$(basename {}); ex=$(python3 -c "import json; print(json.load(open(\"{}expect.json\"))[\"exercise\"])")
+        timeout 300 python3 run.py test $ex --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1' "$OUT"
+    python3 tests/gpu/check_corpus.py "$OUT/corpus" | tee "$OUT/corpus.txt"
+    note "$(tail -1 "$OUT/corpus.txt")"
 fi
 if step sanitize; then
-    timed python3 run.py test haxpy --solutions --sanitize > "$OUT/sanitize_solution.txt" 2>&1
+    timed 400 python3 run.py test haxpy --solutions --sanitize > "$OUT/sanitize_solution.txt" 2>&1
     note "sanitize solution haxpy: exit $? $(grep -E 'cases passed|passed' "$OUT/sanitize_solution.txt" | head -3 | tr '\n' ' ')"
     if [ -d tests/corpus/reads_past_end ]; then
         ex=$(python3 -c "import json; print(json.load(open('tests/corpus/reads_past_end/expect.json'))['exercise'])")
-        timed python3 run.py test "$ex" --submission tests/corpus/reads_past_end --sanitizer memcheck > "$OUT/sanitize_reads_past_end.txt" 2>&1
+        timed 300 python3 run.py test "$ex" --submission tests/corpus/reads_past_end --sanitizer memcheck > "$OUT/sanitize_reads_past_end.txt" 2>&1
         note "sanitize reads_past_end: exit $? $(grep -E 'passed' "$OUT/sanitize_reads_past_end.txt" | head -2 | tr '\n' ' ')"
     fi
 fi
 if step bench; then
-    timed python3 run.py benchmark --solutions --peers --json "$OUT/bench1.json" > "$OUT/bench1.txt" 2>&1
+    timed 500 python3 run.py benchmark --solutions --peers --json "$OUT/bench1.json" > "$OUT/bench1.txt" 2>&1
     note "bench run 1: exit $?"
 fi
 if step bench2; then
-    timed python3 run.py benchmark --solutions --sizes 268435455 --json "$OUT/bench2.json" > "$OUT/bench2.txt" 2>&1
+    timed 200 python3 run.py benchmark --solutions --sizes 268435455 --json "$OUT/bench2.json" > "$OUT/bench2.txt" 2>&1
     note "bench run 2 (largest size): exit $?"
 fi
 if step grade; then
-    timed python3 -m unittest discover -s tests/python -p 'test_e2e*' -v > "$OUT/e2e.txt" 2>&1
+    timed 500 python3 -m unittest discover -s tests/python -p 'test_e2e*' -v > "$OUT/e2e.txt" 2>&1
     note "python GPU e2e: $(grep -E '^(OK|FAILED)' "$OUT/e2e.txt")"
 fi
 if step profile; then
-    timed bash tests/data/capture_ncu.sh > "$OUT/capture_ncu.txt" 2>&1
+    timed 400 bash tests/data/capture_ncu.sh > "$OUT/capture_ncu.txt" 2>&1
     note "ncu capture: exit $?"
     cp tests/data/*h100* tests/data/asm_haxpy_solution_sm90.txt "$OUT/" 2>/dev/null
 fi
 if step selftest; then
-    timed python3 run.py selftest > "$OUT/selftest.txt" 2>&1
+    timed 500 python3 run.py selftest > "$OUT/selftest.txt" 2>&1
     note "selftest: $(tail -1 "$OUT/selftest.txt")"
 fi
 printf '%s\n' "${SUMMARY[@]}" > "$OUT/summary.txt"

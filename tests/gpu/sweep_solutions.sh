@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the solutions with several knob settings (see the top of
+# solutions/*/*.cu) and benchmarks each at the largest size, offsets 0 and 1.
+# Needs a configured build/ with bwgrade and libbwworker.a. Prints one table.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$PATH:/usr/local/cuda/bin"
+W=$(mktemp -d /tmp/sweep.XXXXXX)
+VARIANTS=${VARIANTS:-"A16:-DBW_HEAD_ALIGN=16 A128:-DBW_HEAD_ALIGN=128 A256:-DBW_HEAD_ALIGN=256 A128S1:-DBW_HEAD_ALIGN=128,-DBW_STREAMING=1 A128V2:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=2 A128V8:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=8"}
+ARCH=${ARCH:-90}
+for ex in haxpy vector_sum; do
+  for v in $VARIANTS; do
+    name=${v%%:*}; flags=${v#*:}; flags=${flags//,/ }
+    nvcc -O3 -std=c++17 -arch=sm_$ARCH $flags -Iexercises/$ex -Igrader exercises/$ex/adapter.cu \
+         solutions/$ex/$ex.cu build/libbwworker.a -o "$W/${ex}_$name" -lcudart &
+  done
+done
+wait
+for ex in haxpy vector_sum; do
+  for v in $VARIANTS; do
+    name=${v%%:*}
+    build/bwgrade bench $ex --worker "$W/${ex}_$name" --label "$name" --sizes 268435455,67108869 \
+        --offsets 0,1,4 --no-copy --json "$W/${ex}_$name.json" > "$W/${ex}_$name.txt" 2>&1
+  done
+done
+python3 - "$W" <<'PY'
+import json, pathlib, sys
+rows = []
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    d = json.loads(f.read_text())
+    for r in d["rows"]:
+        rows.append((d["exercise"], d["label"], r["n"], r["offset"], r.get("gbs"), r.get("noise"), r["status"]))
+print(f"{'exercise':10} {'variant':8} {'n':>10} {'off':>3} {'GB/s':>8} {'noise':>7} status")
+for e, l, n, o, g, z, s in rows:
+    print(f"{e:10} {l:8} {n:>10} {o:>3} {g if g is not None else '-':>8} {z if z is not None else '-':>7} {s}")
+PY
