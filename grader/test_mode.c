@@ -756,22 +756,27 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
 
     int show = !o->quiet && isatty(STDERR_FILENO);
     double last_progress = 0;
-    int streak = 0;
+    int streak = 0, broken = 0;
     for (int i = 0; i < st->count; i++) {
         bw_case_result *r = &st->results[i];
         progress(show, sanitizer, i, st->count, &last_progress);
-        if (streak >= BW_GIVE_UP_AFTER) {
+        if (streak >= BW_GIVE_UP_AFTER || broken >= BW_GIVE_UP_TOTAL) {
             bw_test_result_init(r);
             r->outcome = BW_OUTCOME_SKIPPED;
-            r->detail = bw_format_alloc("not run: the %d cases before it all crashed or hung; "
-                                        "fix that first", BW_GIVE_UP_AFTER);
+            r->detail = streak >= BW_GIVE_UP_AFTER
+                            ? bw_format_alloc("not run: the %d cases before it all crashed or "
+                                              "hung; fix that first", BW_GIVE_UP_AFTER)
+                            : bw_format_alloc("not run: %d cases already crashed or hung; fix "
+                                              "those first", BW_GIVE_UP_TOTAL);
             continue;
         }
         bw_test_run_case(run, &st->cases[i], sanitizer, r);
-        if (is_broken_run(r->outcome))
+        if (is_broken_run(r->outcome)) {
             streak++;
-        else if (r->outcome != BW_OUTCOME_SKIPPED)
+            broken++;
+        } else if (r->outcome != BW_OUTCOME_SKIPPED) {
             streak = 0;
+        }
     }
     progress(show, sanitizer, st->count, st->count, &last_progress);
 

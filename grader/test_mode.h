@@ -18,6 +18,10 @@
 /* Consecutive crashes/hangs/CUDA errors after which the remaining cases are
  * skipped, so a kernel that hangs everywhere does not take hours. */
 #define BW_GIVE_UP_AFTER 8
+/* ... and after this many in all: each costs a fresh worker (a new CUDA
+ * context), and a kernel that faults at every misaligned offset would
+ * otherwise need hundreds of them, a cost multiplied across a class. */
+#define BW_GIVE_UP_TOTAL 32
 
 typedef struct {
     const bw_exercise *ex;

@@ -17,17 +17,19 @@
 // Compile-time knobs (try variants with -D, e.g. -DBW_VECS_PER_THREAD=2):
 //   BW_BLOCK            threads per block (multiple of 32)                [256]
 //   BW_VECS_PER_THREAD  16-byte vectors per thread per array, i.e. loads
-//                       in flight per thread and array                    [4]
+//                       in flight per thread and array                    [2]
 //   BW_STREAMING        1: streaming cache hints (ld/st .cs, "evict first":
 //                       every byte is touched once, so do not keep it);
 //                       0: ordinary loads and stores                      [0]
-//                       (the hints sound right but measured ~9% slower on
-//                       Hopper: docs/BENCHMARKS.md)
+//                       (the hints sound right but measured 2.5% slower
+//                       on the H100, 9% on the H200: docs/BENCHMARKS.md)
 //   BW_BLOCKS_PER_SM    0: one pass, one block per tile of the array;
 //                       k > 0: grid-stride loop over SMs * k blocks       [0]
 //   BW_HEAD_ALIGN       bytes the body is aligned to: 16 is the least a
 //                       16-byte access needs; 128 (one cache line) keeps
-//                       every warp's 512-byte access on whole lines   [128]
+//                       every warp's 512-byte access on whole lines;
+//                       256 (the contract's shared alignment) was
+//                       fastest on the H100: docs/BENCHMARKS.md       [256]
 #include "haxpy.h"
 
 #include <cstdint>
@@ -38,7 +40,7 @@
 #define BW_BLOCK 256
 #endif
 #ifndef BW_VECS_PER_THREAD
-#define BW_VECS_PER_THREAD 4
+#define BW_VECS_PER_THREAD 2
 #endif
 #ifndef BW_STREAMING
 #define BW_STREAMING 0
@@ -47,7 +49,7 @@
 #define BW_BLOCKS_PER_SM 0
 #endif
 #ifndef BW_HEAD_ALIGN
-#define BW_HEAD_ALIGN 128
+#define BW_HEAD_ALIGN 256
 #endif
 
 static_assert(BW_BLOCK >= 32 && BW_BLOCK <= 1024 && BW_BLOCK % 32 == 0,
@@ -132,14 +134,14 @@ __device__ __forceinline__ uint4 axpy8(float alpha, uint4 xv, uint4 yv)
 //          \ head  / \------------ body: n_vec vectors of 8 -----------/ \tail/
 //
 // head: elements before the first aligned boundary: at least 16 bytes (a
-//       16-byte load must start on a 16-byte boundary), by default 128 (see
-//       haxpy() below for why), so 0..63 elements, done one by one.
+//       16-byte load must start on a 16-byte boundary), by default 256 (see
+//       haxpy() below for why), so 0..127 elements, done one by one.
 //       The contract says all arrays have the same address modulo 256 bytes,
 //       so one head length aligns x and y alike.
 // body: 16-byte vectors, the hot path.
 // tail: the n_vec*8 body leaves 0..7 elements over at the end.
 //
-// Head and tail are at most 63 + 7 elements: the first threads of block 0 do
+// Head and tail are at most 127 + 7 elements: the first threads of block 0 do
 // them in the same launch (a second launch would cost more than the work).
 //
 // Body layout: tiles of BW_BLOCK * BW_VECS_PER_THREAD vectors; block b
@@ -240,8 +242,9 @@ void haxpy(int n, float alpha, const nv_bfloat16* x, nv_bfloat16* y)
     // accesses cover 512 contiguous bytes. Starting on a 128-byte line, that
     // is exactly 4 lines (16 sectors of 32 bytes); starting merely 16-byte
     // aligned, it straddles 5 lines (17 sectors), and every warp pays the
-    // extra sector and cache-line request. Measured on the H100: see
-    // docs/BENCHMARKS.md.
+    // extra sector and cache-line request. On the H100, 16-byte alignment
+    // cost 4% at odd offsets, 128 bytes 1.7%, 256 bytes nothing measurable
+    // (docs/BENCHMARKS.md); 256 is also the most the contract guarantees.
     const unsigned int mis = (unsigned int)(reinterpret_cast<uintptr_t>(y) & (BW_HEAD_ALIGN - 1u));
     int head = (int)(((BW_HEAD_ALIGN - mis) & (BW_HEAD_ALIGN - 1u)) / sizeof(nv_bfloat16));
     if (head > n)
