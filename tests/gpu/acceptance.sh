@@ -4,7 +4,7 @@
 # the sanitizer, the benchmark against its peers, the profiler capture.
 #
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
-#   steps: build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade selftest
+#   steps: build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade e2e selftest
 #
 # Logs go to a folder packed at the end into $OUT/gpu-logs.tar.gz (the device
 # tool returns only a few files); the last lines printed are a summary.
@@ -58,10 +58,12 @@ fi
 if step corpus; then
     # Each entry builds its own tree; run several at once (the GPU work is small).
     mkdir -p "$OUT/corpus"
-    ls -d tests/corpus/*/ | xargs -P 6 -I{} sh -c '
+    # CORPUS="a b" limits the run to those entries.
+    if [ -n "${CORPUS:-}" ]; then for e in $CORPUS; do echo "tests/corpus/$e/"; done; else ls -d tests/corpus/*/; fi \
+      | xargs -P 6 -I{} sh -c '
         e=$(basename {}); ex=$(python3 -c "import json; print(json.load(open(\"{}expect.json\"))[\"exercise\"])")
         timeout 300 python3 run.py test $ex --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1' "$OUT"
-    python3 tests/gpu/check_corpus.py "$OUT/corpus" | tee "$OUT/corpus.txt"
+    python3 tests/gpu/check_corpus.py "$OUT/corpus" ${CORPUS:-} | tee "$OUT/corpus.txt"
     note "$(tail -1 "$OUT/corpus.txt")"
 fi
 if step sanitize; then
@@ -93,6 +95,15 @@ PY
 )"
 fi
 if step grade; then
+    # A batch like a class's: the solutions, the stubs and broken submissions,
+    # on a secret seed (hidden cases included).
+    export BWLAB_SECRET_SEED=${BWLAB_SECRET_SEED:-90210123456789}
+    timed 560 python3 run.py grade solutions exercises tests/corpus/simple_correct \
+        tests/corpus/off_by_one_write tests/corpus/ignored_tail tests/corpus/crashes \
+        tests/corpus/noop tests/corpus/truncates --jobs 8 --out "$OUT/grades" > "$OUT/grade.txt" 2>&1
+    note "grade: exit $?"; tail -25 "$OUT/grade.txt"; cat "$OUT/grades/gradebook.csv"
+fi
+if step e2e; then
     timed 500 python3 -m unittest discover -s tests/python -p 'test_e2e*' -v > "$OUT/e2e.txt" 2>&1
     note "python GPU e2e: $(grep -E '^(OK|FAILED)' "$OUT/e2e.txt")"
 fi

@@ -1,8 +1,9 @@
 """Compare `run.py test --json` results of the corpus with each entry's expect.json.
 
-    python3 tests/gpu/check_corpus.py RESULTS_DIR
+    python3 tests/gpu/check_corpus.py RESULTS_DIR [ENTRY...]
 
-RESULTS_DIR holds <entry>.json for each tests/corpus/<entry>/. Prints one line
+RESULTS_DIR holds <entry>.json for each tests/corpus/<entry>/ (or for the
+entries named). Prints one line
 per entry (OK or BAD, with what was expected and what came) and a closing
 count; exits 1 if any entry is BAD or missing."""
 import json
@@ -31,9 +32,10 @@ def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str]:
 
 def main() -> int:
     results = pathlib.Path(sys.argv[1])
+    only = set(sys.argv[2:])
     good = bad = 0
     for entry in sorted((ROOT / "tests" / "corpus").iterdir()):
-        if not (entry / "expect.json").exists():
+        if not (entry / "expect.json").exists() or (only and entry.name not in only):
             continue
         ok, text = verdict(entry, results)
         good += ok
