@@ -16,12 +16,13 @@
 # The one command that matters, as it runs below (N = 2^28 - 1, T = build/capture-solution):
 #
 #   ncu --target-processes all --csv --page raw --print-units base \
-#       --print-metric-instances values \
+#       --print-metric-instances details \
 #       --metrics gpu__time_duration.sum,gpc__cycles_elapsed.max,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,sm__maximum_warps_per_active_cycle_pct,smsp__sass_inst_executed_op_global_ld.sum,smsp__sass_inst_executed_op_global_st.sum,sass__inst_executed_per_opcode \
 #       --log-file tests/data/ncu_haxpy_solution_h100.csv \
 #       T/bwgrade once haxpy --worker T/bw_worker_haxpy --n 268435455
 #
-# (the metric list is taken from grader/py/bwlab/ncu.py, so the two stay in step).
+# (the metric list and the options are those of grader/py/bwlab/ncu.py, so the two
+# stay in step; `details` prints instanced metrics with their names, e.g. opcodes).
 #
 # Files written (commit the first; the others are for reference and the handout):
 #   tests/data/ncu_haxpy_solution_h100.csv          the raw CSV that test_ncu.py parses
@@ -80,9 +81,9 @@ build_tree() {
 profile() {
     local tree="build/capture-$1" out="$2"
     rm -f "$out"
-    echo "+ $NCU --target-processes all --csv --page raw --print-units base --print-metric-instances values --metrics $METRICS --log-file $out $tree/bwgrade once haxpy --worker $tree/bw_worker_haxpy --n $N"
+    echo "+ $NCU --target-processes all --csv --page raw --print-units base --print-metric-instances details --metrics $METRICS --log-file $out $tree/bwgrade once haxpy --worker $tree/bw_worker_haxpy --n $N"
     "$NCU" --target-processes all --csv --page raw --print-units base \
-           --print-metric-instances values \
+           --print-metric-instances details \
            --metrics "$METRICS" \
            --log-file "$out" \
            "$tree/bwgrade" once haxpy --worker "$tree/bw_worker_haxpy" --n "$N"
@@ -119,8 +120,8 @@ cp "$DATA/asm/scalar_haxpy.cu" "$SCALAR_DIR/haxpy/haxpy.cu"
 build_tree scalar "$SCALAR_DIR"
 profile scalar "$DATA/ncu_haxpy_scalar_h100.csv" || echo "scalar capture failed (not needed by the tests)"
 
-# 3. Per-opcode counts with every instance detail, in case the values layout
-#    of this ncu differs from what ncu.py reads.
+# 3. Per-opcode counts with instance details for two metrics only: a small file
+#    in the layout of step 1 (kept as a test fixture; step 1 now has the names too).
 "$NCU" --target-processes all --csv --page raw --print-units base \
        --print-metric-instances details --metrics sass__inst_executed_per_opcode,smsp__inst_executed.sum \
        --log-file "$DATA/ncu_haxpy_solution_h100_opcodes.txt" \

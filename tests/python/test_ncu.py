@@ -1,9 +1,15 @@
 """run.py profile and its ncu CSV parser (bwlab.ncu), without a GPU.
 
-Recorded data: tests/data/ncu_haxpy_solution_h100.csv (real, captured on an
-H100 by tests/data/capture_ncu.sh) and tests/data/ncu_haxpy_solution_sample.csv
-(written by hand in the same layout, for machines without the real one).
-Every recorded file present is checked; at least one must be.
+Recorded data, all but the sample captured on one H100 (ncu 2025.3.1) by
+tests/data/capture_ncu.sh:
+  ncu_haxpy_solution_h100.csv          the solution, --print-metric-instances values
+                                       (opcode counts without names)
+  ncu_haxpy_scalar_h100.csv            a scalar haxpy, same layout
+  ncu_haxpy_solution_h100_opcodes.txt  the solution, --print-metric-instances details
+                                       (the layout run.py profile now asks for)
+  ncu_haxpy_solution_sample.csv        written by hand, for machines without the real ones
+The generic checks run on every full capture present; the exact values are
+those of the real files.
 """
 import argparse
 import contextlib
@@ -24,6 +30,8 @@ from bwlab import build, cmd_profile, exercises, ncu  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 REAL = DATA / "ncu_haxpy_solution_h100.csv"
+SCALAR = DATA / "ncu_haxpy_scalar_h100.csv"
+OPCODES = DATA / "ncu_haxpy_solution_h100_opcodes.txt"
 SAMPLE = DATA / "ncu_haxpy_solution_sample.csv"
 N = (1 << 28) - 1      # the size capture_ncu.sh profiles
 
@@ -62,16 +70,113 @@ class Recorded(unittest.TestCase):
             # Vectorized: one 16-byte load per 8 elements and thread -> 2/256 per element.
             self.assertLess(s.global_loads / N, 1 / 64)
         if ncu.OPCODE_METRIC in k.raw:
+            # Named (details) or, in an older capture, counts without names (values).
             ops = dict(s.opcodes)
-            self.assertTrue(ops, f"{path.name}: per-opcode cell not understood: "
-                                 f"{k.raw[ncu.OPCODE_METRIC][:200]!r}")
-            self.assertTrue(any(op.startswith("LDG") for op in ops), ops)
-            self.assertTrue(any(op.startswith("STG") for op in ops), ops)
+            self.assertTrue(ops or s.opcode_unnamed, f"{path.name}: per-opcode cell not understood: "
+                                                     f"{k.raw[ncu.OPCODE_METRIC][:200]!r}")
+            if ops:
+                self.assertTrue(any(op.startswith("LDG") for op in ops), ops)
+                self.assertTrue(any(op.startswith("STG") for op in ops), ops)
 
     def test_recorded(self):
         for path in recorded_files():
             with self.subTest(file=path.name):
                 self.check_file(path)
+
+
+def one_kernel(path: Path) -> ncu.KernelResult:
+    ks = ncu.read_file(path)
+    if len(ks) != 1:
+        raise AssertionError(f"{path.name}: one kernel expected, got {[k.name for k in ks]}")
+    return ks[0]
+
+
+@unittest.skipUnless(REAL.is_file() and SCALAR.is_file() and OPCODES.is_file(),
+                     "the H100 captures are not here")
+class RealH100(unittest.TestCase):
+    """Exact values of the committed H100 captures (n = 2^28 - 1)."""
+
+    # Opcode counts of the solution, from ncu_haxpy_solution_h100_opcodes.txt.
+    TOP = [("IMAD", 11_010_069), ("FFMA", 8_388_617), ("LOP3", 8_388_616), ("ULDC", 4_194_316),
+           ("F2FP", 4_194_309), ("UIADD3", 3_670_032), ("USHF", 3_145_744), ("IADD3", 3_145_734)]
+
+    def test_solution_values_layout(self):
+        k = one_kernel(REAL)
+        self.assertIn("haxpy_kernel", k.name)
+        self.assertEqual((k.grid, k.block, k.cc), ("(65536, 1, 1)", "(256, 1, 1)", "9.0"))
+        self.assertEqual(k.raw["launch__registers_per_thread"], "32 (32)")
+        s = ncu.summarize(k, N)
+        self.assertEqual(s.registers, 32)
+        self.assertEqual(s.occupancy_max, 100)             # '100 (100)'
+        self.assertAlmostEqual(s.dram_pct, 90.51)
+        self.assertAlmostEqual(s.occupancy, 81.01)
+        self.assertEqual(s.duration_ns, 524_384)
+        self.assertEqual(s.cycles, 832_376)
+        self.assertEqual(s.bytes_read, 1_073_756_928)
+        self.assertEqual(s.bytes_written, 517_255_680)
+        self.assertEqual(s.instructions, 60_293_271)
+        self.assertEqual(s.global_loads, 2_097_156)
+        self.assertEqual(s.global_stores, 1_048_578)
+        self.assertAlmostEqual(s.sm_hz, 1_584_339_622.27, delta=0.01)
+        self.assertAlmostEqual(s.bandwidth_gbs, 3034.1, delta=0.05)
+        # values layout: the aggregate and 25 counts, but no names.
+        self.assertEqual(k.get(ncu.OPCODE_METRIC), 60_293_271)
+        counts = k.unnamed[ncu.OPCODE_METRIC]
+        self.assertEqual(len(counts), 25)
+        self.assertEqual(counts[:3], [11_010_069, 8_388_617, 8_388_616])
+        self.assertEqual(sum(counts), 60_293_271)
+        self.assertEqual(s.opcodes, [])
+        self.assertEqual(s.opcode_unnamed, 25)
+        self.assertEqual(s.opcode_raw, "")
+
+    def test_solution_details_layout(self):
+        k = one_kernel(OPCODES)
+        self.assertEqual(k.raw["launch__registers_per_thread"], "32 (0: 32)")
+        s = ncu.summarize(k, N)
+        self.assertEqual(s.registers, 32)
+        self.assertEqual(s.occupancy_max, 100)             # '100 (0: 100)'
+        self.assertEqual(s.duration_ns, 525_056)
+        self.assertEqual(s.instructions, 60_293_271)
+        self.assertNotIn("launch__registers_per_thread", k.instances)   # "0: 32" is no name
+        ops = dict(s.opcodes)
+        self.assertEqual(len(ops), 25)
+        self.assertEqual(s.opcodes[:8], self.TOP)
+        self.assertEqual(sum(ops.values()), 60_293_271)
+        # The global loads and stores agree with the counters of the main capture.
+        self.assertEqual(ops["LDG"], 2_097_156)
+        self.assertEqual(ops["STG"], 1_048_578)
+        self.assertEqual(ops["EXIT"], 524_297)
+        # Per element: one FFMA per 32 elements (one warp instruction, 32 threads), as vectorized.
+        self.assertAlmostEqual(ops["FFMA"] / N, 1 / 32, delta=1e-6)
+        # The same kernel as the values capture: its unnamed counts are these, sorted.
+        self.assertEqual(sorted(ops.values(), reverse=True),
+                         one_kernel(REAL).unnamed[ncu.OPCODE_METRIC])
+        # The other opcode metrics carry names too.
+        cats = k.instances["sass__inst_executed_per_opcode_category"]
+        self.assertEqual(cats["Load/Store"], 3_670_022)
+        self.assertEqual(cats["Uniform Datapath"], 13_107_244)
+
+    def test_scalar_against_solution(self):
+        sol = ncu.summarize(one_kernel(REAL), N)
+        k = one_kernel(SCALAR)
+        self.assertIn("haxpy_scalar_kernel", k.name)
+        sc = ncu.summarize(k, N)
+        self.assertEqual(sc.registers, 16)
+        self.assertEqual(sc.instructions, 151_175_169)
+        self.assertEqual(sc.global_loads, 16_777_216)      # 2 per 32 elements: 16-bit loads
+        self.assertEqual(sc.global_stores, 8_388_608)
+        self.assertAlmostEqual(sc.dram_pct, 52.95)
+        self.assertEqual(sc.duration_ns, 899_360)
+        self.assertEqual(len(k.unnamed[ncu.OPCODE_METRIC]), 17)
+        self.assertEqual(k.unnamed[ncu.OPCODE_METRIC][0], 50_331_648)
+        # Same bytes, far more instructions and a slower kernel.
+        self.assertAlmostEqual(sc.bytes_read / N, 4.0, delta=0.01)
+        self.assertAlmostEqual(sc.instructions / N, 0.5632, delta=1e-4)
+        self.assertAlmostEqual(sol.instructions / N, 0.2246, delta=1e-4)
+        self.assertGreater(sc.instructions / sol.instructions, 2.5)
+        self.assertEqual(sc.global_loads / sol.global_loads, 16_777_216 / 2_097_156)
+        self.assertGreater(sc.global_loads / sol.global_loads, 7.9)
+        self.assertGreater(sc.duration_ns / sol.duration_ns, 1.7)
 
 
 class Values(unittest.TestCase):
@@ -103,6 +208,29 @@ class Values(unittest.TestCase):
             self.assertEqual(ncu.parse_instances(cell), want, cell)
         self.assertEqual(ncu.parse_instances("12,345"), {})
         self.assertEqual(ncu.parse_instances(""), {})
+        # ncu's layouts: details names the instances, values does not.
+        self.assertEqual(ncu.parse_instances("1,030 (IMAD: 1,000; LDG.E.128: 30)"),
+                         {"IMAD": 1000.0, "LDG.E.128": 30.0})
+        self.assertEqual(ncu.parse_instances("1,030 (1,000; 30)"), {})
+
+    def test_cells(self):
+        c = ncu.parse_cell("60,293,271 (IMAD: 11,010,069; Load/Store: 3; Uniform Datapath: 2)")
+        self.assertEqual(c.value, 60293271.0)
+        self.assertEqual(c.named, {"IMAD": 11010069.0, "Load/Store": 3.0, "Uniform Datapath": 2.0})
+        self.assertEqual(c.unnamed, [])
+        c = ncu.parse_cell("60,293,271 (11,010,069; 8,388,617)")
+        self.assertEqual((c.value, c.named, c.unnamed), (60293271.0, {}, [11010069.0, 8388617.0]))
+        self.assertEqual(ncu.parse_cell("32 (0: 32)").named, {"0": 32.0})
+        self.assertEqual(ncu.parse_cell("32 (32)").unnamed, [32.0])
+        for other in ("32", "(256, 1, 1)", "n/a", "", None, "1 (x: y)"):
+            self.assertIsNone(ncu.parse_cell(other), other)
+
+    def test_single_instance_cells(self):
+        for cell in ("32 (32)", "32 (0: 32)"):
+            k = ncu.KernelResult(id="0", name="k")
+            ncu._set_metric(k, "launch__registers_per_thread", "register/thread", cell)
+            self.assertEqual(k.get("launch__registers_per_thread"), 32.0, cell)
+            self.assertEqual(k.instances, {}, cell)
 
 
 RAW_SCALED = textwrap.dedent('''\
@@ -174,9 +302,22 @@ class Diagnosis(unittest.TestCase):
         self.assertEqual(cmd[:3], ["ncu", "--target-processes", "all"])
         for opt in ("--csv", "--print-units", "--print-metric-instances", "--log-file"):
             self.assertIn(opt, cmd)
+        # details: instanced metrics (the opcodes) come with their names.
+        self.assertEqual(cmd[cmd.index("--print-metric-instances") + 1], "details")
         self.assertEqual(cmd[cmd.index("--page") + 1], "raw")
         self.assertEqual(cmd[cmd.index("--metrics") + 1].split(","), ncu.METRICS)
         self.assertEqual(cmd[-7:], ["bwgrade", "once", "haxpy", "--worker", "w", "--n", "5"])
+        cmd = ncu.command("ncu", ["t"], "/t/o.csv", instances="values")
+        self.assertEqual(cmd[cmd.index("--print-metric-instances") + 1], "values")
+        self.assertNotIn("--print-metric-instances", ncu.command("ncu", ["t"], "/t/o.csv",
+                                                                 instances="none"))
+
+    def test_instance_mode_rejected(self):
+        self.assertTrue(ncu.rejects_instance_mode(
+            "==ERROR== Invalid value 'details' for option --print-metric-instances", "details"))
+        self.assertTrue(ncu.rejects_instance_mode(
+            "==ERROR== unrecognised option '--print-metric-instances'", "values"))
+        self.assertFalse(ncu.rejects_instance_mode("==PROF== Disconnected from process 1", "details"))
 
 
 class Expected(unittest.TestCase):
@@ -204,8 +345,14 @@ if mode == "perm":
 if mode == "nometric" and "sass__inst_executed_per_opcode" in ",".join(args):
     open(log, "w").write("==ERROR== Failed to find metric sass__inst_executed_per_opcode\\n")
     sys.exit(1)
+if mode == "nodetails" and "details" in args:
+    print("==ERROR== Invalid value 'details' for option --print-metric-instances")
+    sys.exit(1)
 print("bwgrade once: haxpy: pass")
-shutil.copy(os.environ["FAKE_NCU_CSV"], log)
+src = os.environ["FAKE_NCU_CSV"]
+if "details" in args and os.environ.get("FAKE_NCU_DETAILS_CSV"):
+    src = os.environ["FAKE_NCU_DETAILS_CSV"]
+shutil.copy(src, log)
 '''
 
 
@@ -219,11 +366,14 @@ class ProfileCommand(unittest.TestCase):
         self.fake = str(fake)
         self.argsfile = d / "args.txt"
         self.env = {"FAKE_NCU_CSV": str(recorded_files()[0]), "FAKE_NCU_ARGS": str(self.argsfile)}
+        if OPCODES.is_file():
+            # What ncu writes for run.py profile's command (details), where it is recorded.
+            self.env["FAKE_NCU_DETAILS_CSV"] = str(OPCODES)
 
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_profile(self, argv, mode="", ncu_path="default"):
+    def run_profile(self, argv, mode="", ncu_path="default", env=None):
         parser = argparse.ArgumentParser()
         cmd_profile.add_arguments(parser)
         args = parser.parse_args(argv)
@@ -235,7 +385,7 @@ class ProfileCommand(unittest.TestCase):
             return a.exercise, "solution", plan
 
         out, err = io.StringIO(), io.StringIO()
-        env = dict(self.env, FAKE_NCU_MODE=mode)
+        env = dict(self.env, FAKE_NCU_MODE=mode, **(env or {}))
         with mock.patch.dict(os.environ, env), \
                 mock.patch("bwlab.cmd_test.prepare", fake_prepare), \
                 mock.patch.object(ncu, "find_ncu",
@@ -245,18 +395,54 @@ class ProfileCommand(unittest.TestCase):
         return rc, out.getvalue(), err.getvalue()
 
     def test_table(self):
-        rc, out, err = self.run_profile(["haxpy", "--solutions"])
+        rc, out, err = self.run_profile(["haxpy", "--solutions"], env={"FAKE_NCU_DETAILS_CSV": ""})
         self.assertEqual(rc, 0, out + err)
         for label in ("executed instructions (warp)", "DRAM throughput", "DRAM bytes read",
                       "DRAM bytes written", "duration", "elapsed cycles", "registers per thread",
-                      "achieved occupancy", "effective bandwidth", "most executed opcodes",
-                      "B/element"):
+                      "achieved occupancy", "effective bandwidth", "B/element"):
             self.assertIn(label, out)
+        self.assertNotIn("could not read", out)
         self.assertIn("bwgrade once: haxpy: pass", out)
         args = self.argsfile.read_text().splitlines()
         self.assertEqual(args[-7:], ["/kit/build/bwgrade", "once", "haxpy", "--worker",
                                      "/kit/build/bw_worker_haxpy_solution", "--n", str(N)])
         self.assertIn("--target-processes", args)
+
+    @unittest.skipUnless(REAL.is_file(), "the H100 capture is not here")
+    def test_table_real_h100(self):
+        self.env["FAKE_NCU_CSV"] = str(REAL)
+        rc, out, err = self.run_profile(["haxpy", "--solutions"], env={"FAKE_NCU_DETAILS_CSV": ""})
+        self.assertEqual(rc, 0, out + err)
+        line = lambda label: next(l for l in out.splitlines() if l.strip().startswith(label))
+        self.assertIn("32", line("registers per thread"))
+        self.assertIn("theoretical 100.0 %", line("achieved occupancy"))
+        self.assertIn("90.5 %", line("DRAM throughput"))
+        self.assertIn("524.4 us", line("duration"))
+        self.assertIn("ncu printed 25 counts without opcode names", out)
+
+    @unittest.skipUnless(OPCODES.is_file(), "the H100 details capture is not here")
+    def test_opcode_table(self):
+        rc, out, err = self.run_profile(["haxpy", "--solutions"])
+        self.assertEqual(rc, 0, out + err)
+        args = self.argsfile.read_text().splitlines()
+        self.assertEqual(args[args.index("--print-metric-instances") + 1], "details")
+        self.assertIn("most executed opcodes, top 8 of 25", out)
+        rows = [l.split() for l in out.splitlines()
+                if l.startswith("    ") and l.endswith(tuple("0123456789"))]
+        self.assertEqual([r[0] for r in rows], [op for op, _ in RealH100.TOP])
+        self.assertEqual(rows[1], ["FFMA", "8,388,617", "13.9", "%", "0.0313"])
+        self.assertIn("(17 more opcodes: 14,155,834 warp instructions, among them:", out)
+        # LDG and STG are not in the top 8 but are listed after it.
+        mem = [l.split()[:3] for l in out.splitlines() if "(global memory)" in l]
+        self.assertEqual(mem, [["LDG", "2,097,156", "3.5"], ["STG", "1,048,578", "1.7"]])
+
+    @unittest.skipUnless(OPCODES.is_file(), "the H100 details capture is not here")
+    def test_no_details(self):
+        rc, out, err = self.run_profile(["haxpy"], mode="nodetails")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("no --print-metric-instances details", out)
+        args = self.argsfile.read_text().splitlines()
+        self.assertEqual(args[args.index("--print-metric-instances") + 1], "values")
 
     def test_n_and_offset_passed(self):
         rc, out, err = self.run_profile(["haxpy", "--n", "1000", "--offset", "3", "--seed", "7"])

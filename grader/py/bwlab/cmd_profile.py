@@ -25,6 +25,8 @@ HELP = "profile one call of an exercise with Nsight Compute (ncu) and show the c
 DEFAULT_N = (1 << 28) - 1
 ELEMENT_BYTES = 2          # every exercise works on bf16
 NCU_TIMEOUT = 900
+TOP_OPCODES = 8            # opcodes listed under the table
+MEMORY_OPCODES = ("LDG", "STG")   # also listed when not among the top
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -139,12 +141,29 @@ def kernel_table(s: ncu.Summary, ex: exercises.Exercise) -> list[str]:
                        "cache when the kernel ended, so DRAM had not seen them yet)")
     if s.opcodes:
         total = s.instructions or sum(v for _, v in s.opcodes)
-        top = s.opcodes[:10]
-        out.append("  most executed opcodes (warp instructions, share of all, per element):")
-        width = max(len(op) for op, _ in top)
-        for op, v in top:
+        top = s.opcodes[:TOP_OPCODES]
+        rest = len(s.opcodes) - len(top)
+        out.append(f"  most executed opcodes, top {len(top)} of {len(s.opcodes)} "
+                   "(warp instructions, share of all, per element):")
+        # The global loads and stores are listed even when they are not among the top.
+        memory = [(op, v) for op, v in s.opcodes[TOP_OPCODES:] if op in MEMORY_OPCODES]
+        width = max(len(op) for op, _ in top + memory)
+
+        def line(op: str, v: float, tail: str = "") -> str:
             share = 100.0 * v / total if total else 0.0
-            out.append(f"    {op:<{width}}  {v:>16,.0f}  {share:5.1f} %  {v / s.n if s.n else 0:.4f}")
+            return f"    {op:<{width}}  {v:>16,.0f}  {share:5.1f} %  {v / s.n if s.n else 0:.4f}{tail}"
+
+        out += [line(op, v) for op, v in top]
+        if rest > 0:
+            other = sum(v for _, v in s.opcodes[TOP_OPCODES:])
+            among = ", among them:" if memory else ")"
+            out.append(f"    ({rest} more opcodes: {other:,.0f} warp instructions{among}")
+        out += [line(op, v, "  (global memory)") for op, v in memory]
+        if memory and rest > 0:
+            out[-1] += ")"
+    elif s.opcode_unnamed:
+        out.append(f"  per-opcode counts: ncu printed {s.opcode_unnamed} counts without opcode names "
+                   "(--print-metric-instances values): no opcode table")
     elif s.opcode_raw:
         out.append(f"  per-opcode counts: could not read ncu's format: {s.opcode_raw[:200]}")
     return out
@@ -178,7 +197,7 @@ def profile(ncu_path: str, target: list[str], verbose: bool = False,
     """Run ncu on target, retrying without an option or metric this ncu does
     not know. Returns (exit code, CSV log text, program output, notes)."""
     metrics = list(ncu.METRICS)
-    instances = True
+    instances = ncu.INSTANCE_MODES[0]
     notes: list[str] = []
     extra = list(extra or [])
     with tempfile.TemporaryDirectory(prefix="bwlab-ncu-") as tmp:
@@ -200,9 +219,14 @@ def profile(ncu_path: str, target: list[str], verbose: bool = False,
             program = (proc.stdout + proc.stderr).strip()
             everything = logtext + "\n" + program
             opt = ncu.unknown_option(everything)
-            if opt == "--print-metric-instances" and instances:
-                instances = False
-                notes.append("this ncu has no --print-metric-instances: no per-opcode counts")
+            if instances != "none" and ncu.rejects_instance_mode(everything, instances):
+                if opt == "--print-metric-instances" or instances == "values":
+                    instances = "none"
+                    notes.append("this ncu has no --print-metric-instances: no per-opcode counts")
+                else:
+                    instances = "values"
+                    notes.append("this ncu has no --print-metric-instances details: "
+                                 "per-opcode counts without names")
                 continue
             if opt and opt in extra:
                 extra.remove(opt)

@@ -4,13 +4,25 @@ exercise, and a parser for the CSV it writes.
 The command (see `command`):
 
     ncu --target-processes all --csv --page raw --print-units base
-        --print-metric-instances values --metrics M1,M2,...
+        --print-metric-instances details --metrics M1,M2,...
         --log-file OUT.csv
         bwgrade once EXERCISE --worker WORKER --n N
 
 --target-processes all: bwgrade never runs student code itself; its worker
 child process does, so ncu must follow children. `bwgrade once` makes one
 validated call, so only the student's kernels of that call are profiled.
+
+--print-metric-instances details: an instanced metric's cell then holds the
+aggregate followed by every instance with its name, e.g. for
+sass__inst_executed_per_opcode
+
+    60,293,271 (IMAD: 11,010,069; FFMA: 8,388,617; ...; LDG: 2,097,156; ...)
+
+With `values` (what older kits asked for) the names are left out,
+"60,293,271 (11,010,069; 8,388,617; ...)", and the opcodes cannot be named.
+Non-instanced metrics print the same either way; a few single-instance
+launch metrics print as "32 (0: 32)" (details) or "32 (32)" (values): the
+first number is the value.
 
 The parser reads both CSV layouts of ncu:
 
@@ -61,7 +73,11 @@ METRICS = CORE_METRICS + EXTRA_METRICS
 OPCODE_METRIC = "sass__inst_executed_per_opcode"
 
 BASE_OPTIONS = ["--target-processes", "all", "--csv", "--page", "raw", "--print-units", "base"]
-INSTANCE_OPTIONS = ["--print-metric-instances", "values"]
+# How instanced metrics are printed, best first: "details" names every
+# instance (the opcodes); "values" (for an ncu that lacks "details") gives
+# the counts alone; "none" leaves the option out.
+INSTANCE_MODES = ["details", "values", "none"]
+INSTANCE_OPTIONS = ["--print-metric-instances", "details"]
 
 # Columns of the raw page that describe the launch, not a metric.
 LAUNCH_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
@@ -101,11 +117,15 @@ def find_ncu() -> str | None:
 
 
 def command(ncu: str, target: list[str], log_file: str, metrics: list[str] | None = None,
-            instances: bool = True, extra: list[str] | None = None) -> list[str]:
-    """The ncu command line profiling `target` (a command) into log_file."""
+            instances: bool | str = True, extra: list[str] | None = None) -> list[str]:
+    """The ncu command line profiling `target` (a command) into log_file.
+    instances: one of INSTANCE_MODES (True means "details", False "none")."""
+    mode = "details" if instances is True else "none" if instances is False else instances
+    if mode not in INSTANCE_MODES:
+        raise ValueError(f"instances: {instances!r}")
     cmd = [ncu, *BASE_OPTIONS]
-    if instances:
-        cmd += INSTANCE_OPTIONS
+    if mode != "none":
+        cmd += ["--print-metric-instances", mode]
     cmd += ["--metrics", ",".join(metrics or METRICS), *(extra or []), "--log-file", log_file]
     return cmd + list(target)
 
@@ -134,6 +154,21 @@ def unknown_option(text: str) -> str | None:
         return m.group(1)
     m = re.search(r"(?:unknown|invalid) option:?\s*'?(--[\w-]+)", text, re.I)
     return m.group(1) if m else None
+
+
+def rejects_instance_mode(text: str, mode: str) -> bool:
+    """Whether ncu complained about `--print-metric-instances MODE` (an ncu
+    that knows the option but not this value, or not the option at all)."""
+    if unknown_option(text) == "--print-metric-instances":
+        return True
+    for line in text.splitlines():
+        low = line.lower()
+        if "print-metric-instances" not in low and f"'{mode}'" not in low and f'"{mode}"' not in low:
+            continue
+        if any(w in low for w in ("invalid", "unknown", "unrecogni", "not supported",
+                                  "not a valid", "allowed values", "must be one of")):
+            return True
+    return False
 
 
 def unknown_metrics(text: str, asked: list[str]) -> list[str]:
@@ -201,12 +236,56 @@ _INSTANCE = re.compile(
     r"(?P<val>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?)")
 
 
+_NUMTXT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?"
+_AGGREGATE = re.compile(r"^\s*(?P<agg>[+-]?" + _NUMTXT + r")\s*\((?P<inner>.*)\)\s*$", re.S)
+
+
+@dataclass
+class Cell:
+    """One cell of an instanced metric, as ncu prints it with
+    --print-metric-instances: 'AGGREGATE (INSTANCE; INSTANCE; ...)', each
+    instance 'NAME: VALUE' (details) or 'VALUE' (values)."""
+    value: float | None                                        # the aggregate
+    named: dict[str, float] = field(default_factory=dict)      # name -> value (summed if repeated)
+    unnamed: list[float] = field(default_factory=list)         # values printed without a name
+
+
+def parse_cell(text: str | None) -> Cell | None:
+    """'60,293,271 (IMAD: 11,010,069; FFMA: 8,388,617)', '32 (0: 32)' or
+    '32 (32)' as a Cell; None if the cell is not in that layout."""
+    if not text:
+        return None
+    m = _AGGREGATE.match(text.strip().strip('"'))
+    if not m:
+        return None
+    cell = Cell(value=parse_number(m.group("agg")))
+    for item in m.group("inner").split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, val = item.rpartition(":")
+        v = parse_number(val)
+        if v is None:
+            return None
+        if sep and name.strip():
+            key = name.strip()
+            cell.named[key] = cell.named.get(key, 0.0) + v
+        else:
+            cell.unnamed.append(v)
+    return cell
+
+
 def parse_instances(text: str | None) -> dict[str, float]:
-    """The per-instance values of an instanced metric's cell, e.g.
-    'FFMA: 8,388,608; LDG: 2,097,152' (or 'FFMA=...' or 'FFMA 8388608'):
-    {opcode: count}. A plain number (no instances printed) gives {}."""
+    """The named per-instance values of an instanced metric's cell, e.g.
+    '60,293,271 (IMAD: 11,010,069; FFMA: 8,388,617)' as ncu prints it with
+    details (also 'FFMA: 8,388,608; LDG: 2,097,152', 'FFMA=...' or
+    'FFMA 8388608'): {name: count}. A plain number, or counts without names
+    ('12 (7; 5)'), give {}."""
     if not text:
         return {}
+    cell = parse_cell(text)
+    if cell is not None:
+        return dict(cell.named)
     out: dict[str, float] = {}
     for m in _INSTANCE.finditer(text):
         key = m.group("key")
@@ -231,7 +310,8 @@ class KernelResult:
     metrics: dict[str, float | None] = field(default_factory=dict)   # base units
     units: dict[str, str] = field(default_factory=dict)              # base unit names
     raw: dict[str, str] = field(default_factory=dict)                # the cells as written
-    instances: dict[str, dict[str, float]] = field(default_factory=dict)
+    instances: dict[str, dict[str, float]] = field(default_factory=dict)   # named instances
+    unnamed: dict[str, list[float]] = field(default_factory=dict)          # instances without names
 
     def get(self, metric: str) -> float | None:
         return self.metrics.get(metric)
@@ -240,7 +320,8 @@ class KernelResult:
         return {"id": self.id, "name": self.name, "process": self.process, "block": self.block,
                 "grid": self.grid, "device": self.device, "cc": self.cc,
                 "metrics": dict(self.metrics), "units": dict(self.units),
-                "instances": {k: dict(v) for k, v in self.instances.items()}}
+                "instances": {k: dict(v) for k, v in self.instances.items()},
+                "unnamed": {k: list(v) for k, v in self.unnamed.items()}}
 
 
 def _csv_rows(text: str) -> list[list[str]]:
@@ -263,6 +344,16 @@ def _set_metric(k: KernelResult, name: str, unit: str, cell: str) -> None:
     k.raw[name] = cell
     value = parse_number(cell)
     if value is None:
+        parsed = parse_cell(cell)
+        if parsed is not None and parsed.value is not None:
+            # 'AGGREGATE (instances)': the aggregate is the metric's value.
+            # Instances named by their index only ("32 (0: 32)") say nothing more.
+            if parsed.named and not all(key.isdigit() for key in parsed.named):
+                k.instances[name] = parsed.named
+            if parsed.unnamed:
+                k.unnamed[name] = parsed.unnamed
+            k.metrics[name], k.units[name] = to_base(parsed.value, unit)
+            return
         inst = parse_instances(cell)
         if inst:
             k.instances[name] = inst
@@ -352,6 +443,7 @@ class Summary:
     occupancy_max: float | None           # theoretical, %
     opcodes: list[tuple[str, float]]      # (opcode, executed warp instructions), most first
     opcode_raw: str = ""                  # the cell, when it could not be read
+    opcode_unnamed: int = 0               # counts printed without opcode names (instances "values")
 
     @property
     def bandwidth_gbs(self) -> float | None:
@@ -384,7 +476,9 @@ def summarize(k: KernelResult, n: int) -> Summary:
         occupancy=k.get("sm__warps_active.avg.pct_of_peak_sustained_active"),
         occupancy_max=k.get("sm__maximum_warps_per_active_cycle_pct"),
         opcodes=opcodes,
-        opcode_raw="" if opcodes or parse_number(raw_op) is not None else raw_op.strip())
+        opcode_raw="" if opcodes or OPCODE_METRIC in k.metrics and k.metrics[OPCODE_METRIC] is not None
+        else raw_op.strip(),
+        opcode_unnamed=0 if opcodes else len(k.unnamed.get(OPCODE_METRIC, [])))
 
 
 def read_file(path: str | os.PathLike) -> list[KernelResult]:
