@@ -573,11 +573,21 @@ static void set_detail(bw_case_result *r, char *detail)
     r->detail = detail;
 }
 
+/* BWLAB_TIMING=1: where a slow case spends its time, on stderr (for the
+ * kit's developers; students never need it). */
+static void phase(double *mark, double *times, int k)
+{
+    double t = now_s();
+    times[k] = t - *mark;
+    *mark = t;
+}
+
 void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, bw_case_result *r)
 {
     const bw_exercise *ex = run->ex;
     int threads = parallel_default_threads();
     double t0 = now_s();
+    double mark = t0, times[4] = {0, 0, 0, 0}, call_ms = 0;
     bw_test_result_init(r);
     bw_case_data d;
     memset(&d, 0, sizeof d);
@@ -594,8 +604,10 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, b
         r->detail = bw_format_alloc("not enough host memory for this case's arrays");
         goto done;
     }
+    phase(&mark, times, 0);
     char *why = NULL;
     uint8_t *images = bw_case_data_build(&d, run->shm, &why);
+    phase(&mark, times, 1);
     if (!images) {
         r->outcome = BW_OUTCOME_SKIPPED;
         r->detail = why;
@@ -613,7 +625,10 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, b
         goto sanitizer_log;
     }
     free(detail);
+    call_ms = rep.call_ms;
+    phase(&mark, times, 2);
     bw_case_data_check(&d, images, r);
+    phase(&mark, times, 3);
 
     if (r->outcome == BW_OUTCOME_FAIL) {
         /* Same inputs, same layout, once more: different output bits mean
@@ -657,6 +672,11 @@ sanitizer_log:
 done:
     bw_case_data_free(&d);
     r->seconds = now_s() - t0;
+    if (r->seconds > 0.5 && getenv("BWLAB_TIMING"))
+        fprintf(stderr, "timing: case %d n=%" PRId64 ": %.2f s = inputs+reference %.2f, images %.2f, "
+                        "worker call %.2f (student call %.3f), checks %.2f, rest %.2f\n", c->index, c->n,
+                r->seconds, times[0], times[1], times[2], call_ms / 1e3, times[3],
+                r->seconds - times[0] - times[1] - times[2] - times[3]);
 }
 
 /* ---- the test command ---------------------------------------------------- */

@@ -272,6 +272,21 @@ class ScoringTests(unittest.TestCase):
         self.assertAlmostEqual(self.score(doc)["correctness"]["score"], round(70 - 70 * 10 / 60, 2),
                                places=1)
 
+    def test_cases_not_run_after_crashes_count_as_failed(self):
+        # bwgrade stops after repeated crashes and marks the rest "not run";
+        # those groups must not pass (nor hand their weight to the others).
+        doc = test_doc("haxpy", skipped_groups=("special", "huge"))
+        for c in doc["cases"]:
+            if c["outcome"] == "skipped":
+                c["detail"] = "not run: 32 cases already crashed or hung; fix those first"
+        s = self.score(doc)
+        g = s["correctness"]["groups"]
+        self.assertFalse(s["correctness"]["passed"])
+        self.assertEqual(g["huge"]["max"], 10 * 70 / 70)
+        self.assertEqual(g["special"]["points"], 0)
+        self.assertEqual(g["huge"]["points"], 0)
+        self.assertAlmostEqual(s["correctness"]["score"], 70 * 45 / 70, places=1)
+
     def test_all_or_nothing(self):
         pol = policy("[exercise haxpy]\ncorrectness_mode = all_or_nothing\n").for_exercise("haxpy")
         s = self.score(test_doc("haxpy", fail_groups=("special",)), pol=pol)

@@ -133,7 +133,7 @@ def guide_for(ex: str) -> str:
                 title = (m.group(1) or m.group(2)).strip().rstrip(".:")
                 if _GUIDE_TOPIC.search(title):
                     return f"handout/{name}.md, '{title}'"
-    return f"handout/{ex}.md, 'Vectorized access'"
+    return "handout/haxpy.md, 'Move 16 bytes per access'"
 
 
 # ---------------------------------------------------------------------------

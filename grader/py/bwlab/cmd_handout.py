@@ -63,6 +63,15 @@ DENY = (
     "tests/python/test_grading.py",
     "tests/python/test_handout_pack.py",
     "tests/python/test_e2e_grade_gpu.py",
+    # Working kernels, or the solutions' code in other forms: a student would
+    # get the answer (or the correctness points) for free.
+    "tests/corpus/simple_correct/",
+    "tests/data/asm/vectorized.cu",
+    "tests/data/asm/haxpy_solution.sm_90.cuobjdump.sass",
+    "tests/data/asm_haxpy_solution_sm90.txt",
+    "docs/BENCHMARKS.md",
+    "docs/benchmark_h100.png",
+    "tests/gpu/",
     "build/",
     "grades/",
     ".git/",

@@ -452,11 +452,7 @@ def access_counts(fn: Function, spaces: tuple[str, ...] = ("global", "generic"))
                   key=lambda kv: (order[first[kv[0]].kind], -first[kv[0]].width, kv[0]))
 
 
-def _bits(w: int) -> str:
-    return f"{w}-bit" if w else "bulk"
-
-
-def verdict(fn: Function, guide: str = "handout/haxpy.md, 'Vectorized access'") -> Verdict:
+def verdict(fn: Function, guide: str = "handout/haxpy.md, 'Move 16 bytes per access'") -> Verdict:
     """Is the hot path of this function vectorized? (See HEURISTIC.)"""
     glob = [a for a in fn.accesses
             if a.space in ("global", "generic", "bulk") and a.kind in ("load", "store")]

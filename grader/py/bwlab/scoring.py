@@ -57,6 +57,10 @@ LIMIT_DEFAULTS = {"build_timeout": 600.0, "test_timeout": 1800.0, "bench_timeout
 
 # Case outcomes that neither pass nor fail a group.
 NEUTRAL_OUTCOMES = ("skipped",)
+# ... except cases bwgrade did not run because earlier ones kept crashing or
+# hanging (grader/test_mode.c words their detail so): those count as failed,
+# or a kernel that crashes on every large n would pass its later groups free.
+GAVE_UP_DETAIL = "not run:"
 
 
 class PolicyError(ValueError):
@@ -271,9 +275,10 @@ def group_stats(test: dict) -> dict[str, dict]:
         g = str(case.get("group", "?"))
         s = stats.setdefault(g, {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None})
         outcome = case.get("outcome")
+        gave_up = str(case.get("detail") or "").startswith(GAVE_UP_DETAIL)
         if outcome == "pass":
             s["passed"] += 1
-        elif outcome in NEUTRAL_OUTCOMES:
+        elif outcome in NEUTRAL_OUTCOMES and not gave_up:
             s["skipped"] += 1
         else:
             s["failed"] += 1
@@ -293,6 +298,8 @@ def _unrunnable_reason(result: dict) -> str | None:
         return f"the build took longer than {fmt_points(result.get('build_timeout', 0))} s"
     if state == "not_built":
         return result.get("reason") or "not built"
+    if state == "refused":
+        return result.get("reason") or "refused: the compiled file broke the submission rules"
     if state == "test_timeout":
         return f"the test run took longer than {fmt_points(result.get('test_timeout', 0))} s"
     if state == "test_error":
@@ -313,7 +320,8 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     status = test.get("status")
     stats = group_stats(test)
     total = test.get("total", sum(s["passed"] + s["failed"] + s["skipped"] for s in stats.values()))
-    failed_cases = test.get("failed", sum(s["failed"] for s in stats.values()))
+    # group_stats also counts the cases not run after repeated crashes.
+    failed_cases = max(test.get("failed", 0), sum(s["failed"] for s in stats.values()))
     all_pass = status == "pass" and not failed_cases
     out["passed"] = all_pass
     if status == "not_implemented":
