@@ -16,10 +16,10 @@ typedef enum {
 
 typedef enum {
     BW_GROUP_SMALL = 0,     /* n <= 1025: every offset 0..15 */
-    BW_GROUP_MEDIUM,        /* up to 2^20: every offset 0..15 for the listed lengths */
+    BW_GROUP_MEDIUM,        /* up to 2^20: offsets 0..15 up to n = 65537, else 0,1,7,8,15 */
     BW_GROUP_LARGE,         /* up to 2^24 (+-1): random offsets below 256 bytes */
     BW_GROUP_SPECIAL,       /* special values and alpha classes */
-    BW_GROUP_HUGE           /* the case near INT_MAX, sized to memory */
+    BW_GROUP_HUGE           /* n = INT_MAX, skipped when memory is short */
 } bw_case_group;
 
 typedef struct {

@@ -13,7 +13,7 @@ typedef struct {
     const char *name;
     int n_arrays;       /* arrays passed to the student's function; output is last */
     int in_place;       /* the output array also carries an input */
-    int uses_alpha;     /* takes alpha; its tolerance then includes ulp(alpha*arrays[0][i]) */
+    int uses_alpha;     /* takes alpha; its effect on correctness is in `exact` */
     const char *summary;
     bw_ref_fn reference;
     bw_exact_fn exact;  /* what correct means: name##_exact in reference/exact.c */

@@ -11,10 +11,6 @@
 #include "protocol.h"
 #include "shm.h"
 
-#ifndef BW_PUBLIC_SEED
-#define BW_PUBLIC_SEED 1   /* cases.h normally defines it */
-#endif
-
 /* Consecutive crashes/hangs/CUDA errors after which the remaining cases are
  * skipped, so a kernel that hangs everywhere does not take hours. */
 #define BW_GIVE_UP_AFTER 8

@@ -10,6 +10,7 @@
 // - You may launch kernels asynchronously and return; the grader synchronizes.
 // - Read and write only x[0..n-1] and y[0..n-1]; never change x.
 #pragma once
+#include <cstdint>
 #include <cuda_bf16.h>
 
 void haxpy(int n, float alpha, const nv_bfloat16* x, nv_bfloat16* y);

@@ -5,7 +5,7 @@
 
 void vector_sum(int n, const nv_bfloat16* a, const nv_bfloat16* b, nv_bfloat16* c)
 {
-    // TODO: launch your kernel here. Until you do, every test reports
-    // "not implemented yet".
+    // TODO: launch your kernel here. Until you do, `python3 run.py test`
+    // reports "vector_sum: not implemented yet (no case changed the output)".
     (void)n; (void)a; (void)b; (void)c;
 }

@@ -10,6 +10,7 @@
 // - You may launch kernels asynchronously and return; the grader synchronizes.
 // - Read only a[0..n-1] and b[0..n-1], write only c[0..n-1]; never change a or b.
 #pragma once
+#include <cstdint>
 #include <cuda_bf16.h>
 
 void vector_sum(int n, const nv_bfloat16* a, const nv_bfloat16* b, nv_bfloat16* c);

@@ -6,9 +6,9 @@
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
 #   steps: build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade e2e selftest
 #
-# Logs go to a folder packed at the end into $OUT/gpu-logs.tar.gz (the device
-# tool returns only a few files); the last lines printed are a summary.
-# Check may be unpacked under .deps/ (Debian .debs): it is used when present.
+# Logs go to a folder packed at the end into one archive, $OUT/gpu-logs.tar.gz;
+# the last lines printed are a summary.
+# Where Check is not installed, Debian packages of it under .deps/ are used.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PACK=${OUT:-$PWD}
@@ -20,7 +20,7 @@ STEPS=("$@")
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
-# Check from carried .debs, unpacked outside / (never over the system).
+# Check from .deps/*.deb, unpacked outside / (never over the system).
 if ls .deps/*.deb >/dev/null 2>&1 && [ ! -f /usr/include/check.h ]; then
     mkdir -p /tmp/deps && for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
     export CMAKE_PREFIX_PATH=/tmp/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}

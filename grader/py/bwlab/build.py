@@ -51,7 +51,7 @@ class Worker:
     label: str                   # student, solution, submission, or a peer's library name
     target: str
     path: Path | None = None
-    status: str = "pending"      # ok | build_error | missing | unavailable
+    status: str = "pending"      # ok | build_error | refused | missing | unavailable
     message: str = ""
     lines: list[str] = field(default_factory=list)   # trimmed compiler output
 
@@ -391,6 +391,27 @@ def _show(path: Path, root: Path) -> str:
         return str(path)
 
 
+# Student code is untrusted: its object is vetted (vet.py) before it may run.
+# Solutions and library peers are the kit's own and are not.
+VETTED_LABELS = ("student", "submission")
+
+
+def _vet_worker(w: Worker, bdir: Path) -> None:
+    """Refuse a built worker whose student file breaks vet.py's rules."""
+    from . import vet
+    try:
+        refusal = vet.vet_built(bdir, w.target, w.exercise)
+    except vet.VetError as e:
+        w.status, w.path = "refused", None
+        w.message = f"{w.exercise}: the compiled file could not be checked, so it will not run"
+        w.lines = str(e).splitlines()[-MAX_ERROR_LINES:]
+        return
+    if refusal is not None:
+        w.status, w.path = "refused", None
+        w.message = f"{w.exercise} was refused: {refusal.message}"
+        w.lines = refusal.lines()
+
+
 def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]) -> None:
     ok, lines = build_target(bdir, w.target, verbose, path_map)
     if ok:
@@ -399,10 +420,12 @@ def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]
             w.status, w.message = "build_error", f"built {w.target} but cannot find the executable"
         else:
             w.status = "ok"
+            if w.label in VETTED_LABELS:
+                _vet_worker(w, bdir)
     else:
         w.status, w.lines = "build_error", lines
         w.message = f"{w.exercise} ({w.label}) did not compile"
-    state = "ok" if w.ok else "FAILED"
+    state = "ok" if w.ok else ("REFUSED" if w.status == "refused" else "FAILED")
     console.say(f"  {w.exercise:<14} {w.label:<11} {state}")
     if not w.ok and w.lines:
         console.say(console.indent(w.lines))

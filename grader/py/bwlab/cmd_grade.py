@@ -398,8 +398,12 @@ class KitRunner:
                     info.update(state="not_built", reason=f"built {target} but its executable is missing")
                     b.problems.append(f"{ex}: the build left no executable")
                 else:
-                    info["state"] = "ok"
-                    b.workers[ex] = exe
+                    refused = _vet(tree, target, ex)
+                    if refused:
+                        info.update(state="refused", reason=refused)
+                    else:
+                        info["state"] = "ok"
+                        b.workers[ex] = exe
             b.build[ex] = info
         return b
 
@@ -429,6 +433,16 @@ class KitRunner:
               json_path: Path) -> Outcome:
         return self._bwgrade(["bench", exercise, "--worker", str(worker), "--label", "student",
                               "--quick"], json_path, env, timeout)
+
+
+def _vet(tree: Path, target: str, exercise: str) -> str | None:
+    """vet.py on a submission's built worker: why it may not run, or None."""
+    from . import vet
+    try:
+        refusal = vet.vet_built(tree, target, exercise)
+    except vet.VetError as e:
+        return f"refused: the compiled file could not be checked ({str(e).splitlines()[0]})"
+    return f"refused: {' '.join(refusal.lines())}" if refusal else None
 
 
 def _safe_name(text: str) -> str:

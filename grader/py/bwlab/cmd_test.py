@@ -193,7 +193,7 @@ def combine_sanitizer_runs(runs: list[tuple[str | None, dict]]) -> dict:
 
 STATUS_WORDS = {
     "pass": "pass", "fail": "FAIL", "not_implemented": "not implemented",
-    "error": "ERROR", "build_error": "BUILD ERROR", "missing": "MISSING FILE",
+    "error": "ERROR", "build_error": "BUILD ERROR", "refused": "REFUSED", "missing": "MISSING FILE",
     "unavailable": "UNAVAILABLE", "not_run": "not run",
 }
 

@@ -1,0 +1,229 @@
+"""Symbol vetting: look at the compiled student file before anything runs it.
+
+A student's .cu file is linked into the same executable as the worker core
+(grader/worker/), the CUDA runtime and the C library. A global C function in it
+with the name of one of theirs (cudaEventElapsedTime, cudaMemcpy, exit,
+clock_gettime, main, bw_student_call, ...) would replace the real one for the
+whole worker, timing code included. The exercises only ask for C++ functions
+(the contract headers declare them without extern "C"), so the rule is simple:
+every global symbol the file defines must be a C++ (mangled, `_Z...`) name or
+one that the compiler itself generates.
+
+Second rule, the course policy on libraries: the exercise is to write the
+kernel, so calling cuBLAS or using CUB/Thrust device-wide algorithms is refused
+unless $BWLAB_ALLOW_LIBRARIES is 1 (yes/on/true).
+
+The object file is the one CMake compiled for the worker (find_object); we only
+run `nm` on it, so vetting costs no extra compile. vet_source compiles a file
+with nvcc itself (used by the tests, and as a fallback).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ALLOW_ENV = "BWLAB_ALLOW_LIBRARIES"
+
+# --- rule tables ---------------------------------------------------------------------
+
+# Rule A: global symbols the student's object may define without being C++ names.
+# Facts from `nm -g --defined-only` on nvcc 13.0 objects of the stubs, the
+# solutions and the CUB peer (no -rdc; CMake builds the workers without
+# separable compilation):
+#   - the stubs define only their C++ function (_Z5haxpy...);
+#   - the solutions add `DW.ref.__gxx_personality_v0`, the C++ exception
+#     personality reference that g++ emits in any file with unwinding code;
+#   - kernels give `_Z..__device_stub__..` (already mangled) and, with -rdc,
+#     nvcc adds `__fatbinwrap_*`, `__cuda*`, `__nv_*` helpers; the module
+#     constructor `__sti____cudaRegisterAll` and `_GLOBAL__sub_I_*` static
+#     initializers are normally local, but are listed in case a toolchain
+#     exports them.
+# None of these can be mistaken for a function of the runtime, libc or the grader.
+ALLOWED_PREFIXES = (
+    "_Z",                          # C++ names (mangled): the contract itself
+    "DW.ref.__gxx_personality_v0",  # exception-handling personality reference
+    "__cuda",                      # nvcc's registration helpers
+    "__fatbinwrap",                # the embedded device code (with -rdc)
+    "__nv_",                       # nvcc's internal helpers
+    "_GLOBAL__",                   # static constructors of the file
+    "__device_stub",               # host stubs of kernels (unmangled variants)
+    "__sti____cudaRegisterAll",    # nvcc's module constructor
+)
+
+# Symbols that CUB and Thrust headers bring in through NVTX (profiling ranges):
+# the CUB peer defines `nvtx*_v3`, `nvtxGlobals_v3` and
+# `InitializeInjectionNvtx2_fnptr` as weak symbols. They are allowed only when
+# libraries are, and only reported as a library use otherwise.
+NVTX_PREFIXES = ("nvtx", "InitializeInjectionNvtx")
+
+# Rule B: libraries the course policy forbids by default. Each entry: a name
+# for messages, which symbols to look at ("undefined" or "any"), and a pattern.
+#   - cuBLAS is a C API: calling it leaves undefined `cublas...` symbols
+#     (the cuBLAS peer references cublasAxpyEx, cublasCreate_v2, ...).
+#   - CUB and Thrust are header-only C++: their host code is instantiated in
+#     the student's object, with the namespaces mangled as `3cub` and
+#     `6thrust` (the CUB peer's DeviceTransform gives `_ZN3cub17CUB_300001_...`
+#     and `...N6thrust23THRUST_300001_...`). The length digit must not follow
+#     another digit, so that e.g. a 13-letter name `cube_function` is not read
+#     as `3cub`.
+LIBRARY_RULES = (
+    ("cuBLAS", "undefined", re.compile(r"cublas", re.I)),
+    ("CUB", "any", re.compile(r"(?<![0-9])3cub")),
+    ("Thrust", "any", re.compile(r"(?<![0-9])6thrust")),
+)
+
+
+# --- results --------------------------------------------------------------------------
+
+@dataclass
+class Refusal:
+    symbol: str
+    rule: str        # "interposition" or "library"
+    message: str     # one sentence a student understands
+    others: int = 0  # further offending symbols not named
+
+    def lines(self) -> list[str]:
+        out = [self.message]
+        if self.others:
+            out.append(f"({self.others} more symbol{'s' if self.others != 1 else ''} broke the same rules)")
+        return out
+
+
+class VetError(Exception):
+    """The object could not be inspected (no nm, no nvcc, unreadable file)."""
+
+
+def libraries_allowed(environ: dict[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(ALLOW_ENV, "").strip().lower() in ("1", "yes", "on", "true", "y")
+
+
+# --- inspecting an object -------------------------------------------------------------------
+
+def _nm(obj: Path, *flags: str) -> list[str]:
+    nm = shutil.which("nm")
+    if nm is None:
+        raise VetError("nm (GNU binutils) was not found; it is needed to check the compiled file")
+    r = subprocess.run([nm, *flags, str(obj)], capture_output=True, text=True, errors="replace")
+    if r.returncode != 0:
+        raise VetError(f"nm could not read {obj.name}: {r.stderr.strip()[:200]}")
+    names = []
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            names.append(parts[-1])
+    return names
+
+
+def symbols(obj: Path) -> tuple[list[str], list[str]]:
+    """(global symbols defined, symbols referenced but not defined) by obj."""
+    return _nm(obj, "-g", "--defined-only"), _nm(obj, "-u")
+
+
+def check_symbols(defined: list[str], undefined: list[str], allow_libraries: bool,
+                  source: str = "your file") -> Refusal | None:
+    """Apply the rules to nm's lists; the first problem found, or None."""
+    found: list[Refusal] = []
+    if not allow_libraries:
+        for lib, where, pat in LIBRARY_RULES:
+            pool = undefined if where == "undefined" else defined + undefined
+            for s in pool:
+                if pat.search(s):
+                    found.append(Refusal(s, "library", (
+                        f"{source} uses {lib} (symbol {s}): the course policy does not allow "
+                        f"library calls here; write the kernel yourself")))
+                    break
+    for s in defined:
+        if s.startswith(ALLOWED_PREFIXES):
+            continue
+        if s.startswith(NVTX_PREFIXES):
+            if not allow_libraries:
+                found.append(Refusal(s, "library", (
+                    f"{source} defines {s}, which comes with the CUB/Thrust headers (NVTX): "
+                    f"the course policy does not allow those libraries here")))
+            continue
+        found.append(Refusal(s, "interposition", (
+            f"{source} defines the global C symbol '{s}': only C++ functions may be defined "
+            f"at global scope (it would replace a function of the CUDA runtime, the C library "
+            f"or the grader); make it static, put it in an anonymous namespace, or rename it")))
+    if not found:
+        return None
+    # Name the most telling problem: replacing a function beats using a library.
+    found.sort(key=lambda r: r.rule != "interposition")
+    first = found[0]
+    first.others = len(found) - 1
+    return first
+
+
+def vet_object(obj: Path, allow_libraries: bool | None = None,
+               source: str = "your file") -> Refusal | None:
+    if allow_libraries is None:
+        allow_libraries = libraries_allowed()
+    defined, undefined = symbols(obj)
+    return check_symbols(defined, undefined, allow_libraries, source)
+
+
+def find_object(tree: Path, target: str, exercise: str) -> Path | None:
+    """The object CMake compiled from the student's file for this target:
+    TREE/CMakeFiles/TARGET.dir/.../EXERCISE.cu.o (Makefile and Ninja alike)."""
+    tdir = tree / "CMakeFiles" / f"{target}.dir"
+    if not tdir.is_dir():
+        return None
+    hits = sorted(p for p in tdir.rglob(f"{exercise}.cu.o") if p.is_file())
+    return hits[0] if len(hits) == 1 else None
+
+
+def compile_object(cu: Path, out_dir: Path, include_dirs: list[Path],
+                   env: dict[str, str] | None = None, arch: str | None = None) -> Path:
+    """Compile cu to an object with nvcc -c, as CMake does for the workers
+    (C++17, no separable compilation). Raises VetError when it does not compile."""
+    from .build import tool_env
+    env = env or tool_env()
+    nvcc = shutil.which("nvcc", path=env.get("PATH"))
+    if nvcc is None:
+        raise VetError("nvcc was not found")
+    obj = out_dir / (cu.name + ".o")
+    cmd = [nvcc, "-c", "-std=c++17", *[f"-I{d}" for d in include_dirs]]
+    if arch:
+        cmd.append(f"-arch=sm_{arch}")
+    cmd += [str(cu), "-o", str(obj)]
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env)
+    if r.returncode != 0:
+        raise VetError(f"nvcc could not compile {cu.name}:\n{(r.stdout + r.stderr).strip()[-2000:]}")
+    return obj
+
+
+def vet_built(tree: Path, target: str, exercise: str,
+              allow_libraries: bool | None = None) -> Refusal | None:
+    """Vet the student's file of a worker CMake has just built in tree. When
+    its object cannot be found, compile the source again (the file and the
+    include folders named in the tree's CMakeCache.txt). Raises VetError."""
+    source = f"exercises/{exercise}/{exercise}.cu"
+    obj = find_object(tree, target, exercise)
+    if obj is not None:
+        return vet_object(obj, allow_libraries, source)
+    from .build import cache_values
+    cache = cache_values(tree)
+    kit, student = cache.get("CMAKE_HOME_DIRECTORY"), cache.get("BW_STUDENT_DIR")
+    if not kit or not student:
+        raise VetError(f"the compiled {source} was not found in {tree}")
+    cu = Path(student) / exercise / f"{exercise}.cu"
+    incs = [Path(kit) / "exercises" / exercise, Path(kit) / "grader"]
+    arch = (cache.get("CMAKE_CUDA_ARCHITECTURES") or "").split(";")[0] or None
+    if arch and not arch.isdigit():
+        arch = None
+    with tempfile.TemporaryDirectory(prefix="bwlab-vet-") as tmp:
+        return vet_object(compile_object(cu, Path(tmp), incs, arch=arch), allow_libraries, source)
+
+
+def vet_source(cu: Path, include_dirs: list[Path], allow_libraries: bool | None = None,
+               arch: str | None = None) -> Refusal | None:
+    """Compile cu into a temporary folder and vet the object."""
+    with tempfile.TemporaryDirectory(prefix="bwlab-vet-") as tmp:
+        obj = compile_object(cu, Path(tmp), include_dirs, arch=arch)
+        return vet_object(obj, allow_libraries, source=cu.name)
