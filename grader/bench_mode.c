@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mix64.h"
 #include "bench_mode.h"
 #include "parallel_for.h"
 #include "report_json.h"
@@ -81,13 +82,6 @@ static row_spec *make_rows(const bw_bench_opts *o, int *count)
     }
     *count = n;
     return rows;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
 }
 
 static const char *outcome_status(bw_outcome o)
@@ -215,7 +209,7 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     c.alpha_kind = ex->uses_alpha ? "fixed" : "-";
     c.values = BW_VALUES_RANDOM;
     c.group = BW_GROUP_LARGE;
-    c.data_seed = mix64(o->seed ^ mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
+    c.data_seed = bw_mix64(o->seed ^ bw_mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
 
     bw_case_data d;
     if (bw_case_data_prepare(&d, ex, &c, 0, parallel_default_threads()) != 0) {

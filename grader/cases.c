@@ -4,15 +4,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mix64.h"
 #include "cases.h"
-
-/* splitmix64's output function: a strong 64-bit mixer. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 typedef struct {
     uint64_t state;
@@ -21,7 +14,7 @@ typedef struct {
 static uint64_t rng_next(rng *r)
 {
     r->state += UINT64_C(0x9E3779B97F4A7C15);
-    return mix64(r->state);
+    return bw_mix64(r->state);
 }
 
 /* Uniform in [0, bound); the modulo bias is irrelevant for bounds this small. */
@@ -34,7 +27,7 @@ static int rng_below(rng *r, int bound)
  * input values whatever else is added to the list. */
 static uint64_t data_seed_for(uint64_t seed, int index)
 {
-    return mix64(seed ^ mix64((uint64_t)index * UINT64_C(0xD1B54A32D192ED03) + 0x5EEDu));
+    return bw_mix64(seed ^ bw_mix64((uint64_t)index * UINT64_C(0xD1B54A32D192ED03) + 0x5EEDu));
 }
 
 /* A random alpha that is rarely exactly representable in bf16 (23 random
@@ -145,7 +138,7 @@ static const int64_t special_lengths_plain[] = {1, 7, 33, 1024, 4097, 65536, 100
 static void add_public(builder *b)
 {
     /* A stream apart from the data seeds, used for random alphas and offsets. */
-    rng r = {mix64(b->seed ^ UINT64_C(0x7075626C6963))};
+    rng r = {bw_mix64(b->seed ^ UINT64_C(0x7075626C6963))};
 
     for (int i = 0; i < COUNT(small_lengths); i++)
         for (int off = 0; off < 16; off++)
@@ -206,7 +199,7 @@ static bw_case_group group_for(int64_t n)
  * without knowing the seed. */
 static void add_hidden(builder *b)
 {
-    rng r = {mix64(b->seed ^ UINT64_C(0x68696464656E))};
+    rng r = {bw_mix64(b->seed ^ UINT64_C(0x68696464656E))};
     for (int i = 0; i < 48; i++) {
         int64_t n = 1 + rng_below(&r, 4096);
         add_random(b, &r, group_for(n), n, rng_below(&r, 128));

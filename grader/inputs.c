@@ -3,16 +3,10 @@
  * result does not depend on the thread count or on the order of work. */
 #include <math.h>
 #include <string.h>
+#include "mix64.h"
 #include "inputs.h"
 #include "protocol.h"
 #include "parallel_for.h"
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 #define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
 
@@ -113,7 +107,7 @@ static void fill_random(const fill_ctx *f, int64_t begin, int64_t end)
         bf16_t *a = f->arrays[k];
         uint64_t base = f->base[k];
         for (int64_t i = begin; i < end; i++)
-            a[i] = random_value(mix64(base + (uint64_t)i * GOLDEN));
+            a[i] = random_value(bw_mix64(base + (uint64_t)i * GOLDEN));
     }
 }
 
@@ -134,7 +128,7 @@ static void fill_body(int64_t begin, int64_t end, void *vctx)
         for (int k = 0; k < na; k++) {
             if (!bw_exercise_is_input(ex, k))
                 continue;
-            uint64_t h = mix64(f->base[k] + (uint64_t)i * GOLDEN);
+            uint64_t h = bw_mix64(f->base[k] + (uint64_t)i * GOLDEN);
             bf16_t v;
             switch (f->c->values) {
             case BW_VALUES_SPECIAL:
@@ -171,6 +165,6 @@ void bw_inputs_fill(const bw_exercise *ex, const bw_case *c, bf16_t *const *arra
     f.c = c;
     f.arrays = arrays;
     for (int k = 0; k < BW_MAX_ARRAYS; k++)
-        f.base[k] = mix64(c->data_seed + (uint64_t)(k + 1) * UINT64_C(0xA0761D6478BD642F));
+        f.base[k] = bw_mix64(c->data_seed + (uint64_t)(k + 1) * UINT64_C(0xA0761D6478BD642F));
     parallel_for(c->n, threads, (int64_t)1 << 15, fill_body, &f);
 }

@@ -12,16 +12,7 @@
 
 double bw_ulp(double magnitude)
 {
-    double m = fabs(magnitude);
-    if (isnan(m))
-        return NAN;
-    if (m >= 0x1p128)
-        return 0x1p120;
-    if (m < 0x1p-126)
-        return 0x1p-133;   /* the subnormal spacing */
-    int e;
-    frexp(m, &e);          /* m = f * 2^e, f in [0.5, 1): floor(log2 m) = e - 1 */
-    return ldexp(1.0, e - 1 - 7);
+    return isnan(magnitude) ? NAN : bf16_ulp_at(magnitude);
 }
 
 double bw_bf16_as_double(bf16_t h)
