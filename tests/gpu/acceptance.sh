@@ -108,7 +108,7 @@ if step e2e; then
     note "python GPU e2e: $(grep -E '^(OK|FAILED)' "$OUT/e2e.txt")"
 fi
 if step profile; then
-    timed 400 bash tests/data/capture_ncu.sh > "$OUT/capture_ncu.txt" 2>&1
+    timed 400 bash tests/gpu/capture_ncu.sh > "$OUT/capture_ncu.txt" 2>&1
     note "ncu capture: exit $?"
     cp tests/data/*h100* tests/data/asm_haxpy_solution_sm90.txt "$OUT/" 2>/dev/null
 fi

@@ -1,7 +1,7 @@
 """run.py profile and its ncu CSV parser (bwlab.ncu), without a GPU.
 
 Recorded data, all but the sample captured on one H100 (ncu 2025.3.1) by
-tests/data/capture_ncu.sh:
+tests/gpu/capture_ncu.sh:
   ncu_haxpy_solution_h100.csv          the solution, --print-metric-instances values
                                        (opcode counts without names)
   ncu_haxpy_scalar_h100.csv            a scalar haxpy, same layout

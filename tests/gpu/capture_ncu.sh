@@ -2,7 +2,7 @@
 # Record real Nsight Compute output for tests/python/test_ncu.py (and the
 # numbers for handout/tools.md). Run it ON THE H100, from the repository root:
 #
-#     bash tests/data/capture_ncu.sh
+#     bash tests/gpu/capture_ncu.sh
 #
 # Needs: nvcc and cmake, ncu on PATH (or NCU=/path/to/ncu), permission to read
 # the GPU's performance counters (root, or NVreg_RestrictProfilingToAdminUsers=0),
