@@ -302,7 +302,9 @@ static void detect_input_modified(diag_state *d)
     emit(d, BW_DIAG_INPUT_MODIFIED, &s);
 }
 
-static void detect_race(diag_state *d)
+/* Returns 1 when it found a race: racy output is wrong in no fixed pattern,
+ * so no "no simple pattern" diagnosis should follow it. */
+static int detect_race(diag_state *d)
 {
     int first = -1, k = 0;
     for (int i = 0; i < d->count; i++)
@@ -312,7 +314,7 @@ static void detect_race(diag_state *d)
             k++;
         }
     if (first < 0)
-        return;
+        return 0;
     sbuf s = {0};
     sb_case_at(&s, &d->cases[first], 1);
     sb_printf(&s, " gave different output on two runs with the same inputs (%d case%s like "
@@ -321,6 +323,7 @@ static void detect_race(diag_state *d)
                   "already overwrote); run with --sanitize racecheck.",
               k, k == 1 ? "" : "s");
     emit(d, BW_DIAG_RACE, &s);
+    return 1;
 }
 
 /* Where the wrong elements of cases long enough to tell lie. */
@@ -701,7 +704,7 @@ int bw_diagnose(const bw_exercise *ex, const bw_case *cases, const bw_case_resul
         pattern |= detect_special_values(&d);
         detect_input_modified(&d);
         detect_guard(&d);
-        detect_race(&d);
+        int race = detect_race(&d);
         detect_crash(&d);
         detect_timeout(&d);
         if (!pattern)
@@ -710,7 +713,7 @@ int bw_diagnose(const bw_exercise *ex, const bw_case *cases, const bw_case_resul
         int unexplained = 0;
         for (int i = 0; i < count; i++)
             unexplained |= plain_wrong(&results[i]);
-        if (!pattern && (unexplained || d.nout == 0))
+        if (!pattern && !race && (unexplained || d.nout == 0))
             detect_none_found(&d);
     }
     if (d.oom) {
