@@ -41,7 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "channel_io.h"
 #include "supervisor.h"
 
 extern char **environ;
@@ -430,6 +429,22 @@ static int valid_tool(const char *t)
 
 /* ---------------------------------------------------------- the channel */
 
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
 /* The peer closed its end (or the send failed): the worker is dead or dying. */
 static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
 {
@@ -454,7 +469,7 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
         set_why(why, strf("the worker is not running (start a new one)"));
         return BW_CALL_CRASHED;
     }
-    if (bw_send_all(w->chan, &q, sizeof q) != 0)
+    if (send_all(w->chan, &q, sizeof q) != 0)
         return peer_gone(w, 0, why);
 
     unsigned char *buf = (unsigned char *)rep;

@@ -22,7 +22,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "channel_io.h"
 #include "bench_timing.h"
 #include "device_arrays.h"
 #include "protocol.h"
@@ -66,6 +65,22 @@ static int read_exact(int fd, void *buf, size_t len)
         if (r == 0)
             return 1;
         got += (size_t)r;
+    }
+    return 0;
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
     }
     return 0;
 }
@@ -351,7 +366,7 @@ int main(void)
         fflush(stdout);
         fflush(stderr);
         r.message[sizeof r.message - 1] = '\0';
-        if (bw_send_all(g_chan, &r, sizeof r) != 0)
+        if (send_all(g_chan, &r, sizeof r) != 0)
             return 1;
         if (r.status == BW_REP_CUDA_ERROR)
             return 0; /* the context may be unusable; the supervisor starts a new worker */
