@@ -334,12 +334,6 @@ void bw_json_kbool(bw_json *w, const char *k, int v)
     bw_json_bool(w, v);
 }
 
-void bw_json_knull(bw_json *w, const char *k)
-{
-    bw_json_key(w, k);
-    bw_json_null(w);
-}
-
 int bw_json_finish(bw_json *w)
 {
     if (!w->error && (w->depth != 0 || !w->top_done))

@@ -66,7 +66,6 @@ void bw_json_kdouble(bw_json *w, const char *key, double v);
 void bw_json_kfloat(bw_json *w, const char *key, float v);
 void bw_json_knumber_or_null(bw_json *w, const char *key, double v);
 void bw_json_kbool(bw_json *w, const char *key, int v);
-void bw_json_knull(bw_json *w, const char *key);
 
 /* Ends the document with a newline and flushes. Returns 0 when exactly one
  * complete value was written without misuse or I/O error, else -1. */

@@ -316,13 +316,6 @@ class KernelResult:
     def get(self, metric: str) -> float | None:
         return self.metrics.get(metric)
 
-    def as_dict(self) -> dict:
-        return {"id": self.id, "name": self.name, "process": self.process, "block": self.block,
-                "grid": self.grid, "device": self.device, "cc": self.cc,
-                "metrics": dict(self.metrics), "units": dict(self.units),
-                "instances": {k: dict(v) for k, v in self.instances.items()},
-                "unnamed": {k: list(v) for k, v in self.unnamed.items()}}
-
 
 def _csv_rows(text: str) -> list[list[str]]:
     """The CSV part of ncu's output: from the first row whose first cell is
