@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "mix64.h"
 #include "bench_mode.h"
+#include "image_hash.h"
 #include "parallel_for.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -18,6 +21,19 @@
 #define BENCH_CALL_LIMIT_S 60.0          /* upload, sampling (capped at 2 s), download */
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB ((uint64_t)1 << 20)
+/* Work outside the timed stream: a sample's host-clock lag (see
+ * bench_timing.c) above the copy's by more than this many ms and this
+ * fraction of the sample's time. An honest call's lag is the copy's within
+ * microseconds: everything it enqueues runs before the end event. */
+#define LAG_EXCESS_MIN_MS 0.03
+#define LAG_EXCESS_FRACTION 0.05
+/* Without a copy to compare with: this much lag is never launch overhead. */
+#define LAG_ALONE_MS 0.25
+
+/* The rules a refused figure names (also in the JSON, for instructors). */
+#define RULE_RECOMPUTE "every call computes its whole output from its inputs"
+#define RULE_TIMED "all of a call's work runs before it returns or on the streams it was given"
+#define RULE_POSSIBLE "a figure must be physically possible"
 
 typedef struct {
     int64_t n;
@@ -95,6 +111,53 @@ static const char *outcome_status(bw_outcome o)
     case BW_OUTCOME_PASS: break;
     }
     return "ok";
+}
+
+/* Fresh for every row: the rotations must not be predictable from the kit
+ * or the seed. Never 0, which would turn rotation off. */
+static uint64_t fresh_key(uint64_t salt)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t v = bw_mix64(((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+                          ((uint64_t)getpid() << 20) ^ bw_mix64(salt));
+    return v != 0 ? v : 1;
+}
+
+/* The per-call checks of a timed row; 0 when it passed them. */
+static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_row *row)
+{
+    row->calls_checked = r->calls_checked;
+    row->calls_bad = r->calls_bad;
+    row->first_bad_call = r->first_bad_call;
+    row->first_bad_rotation = r->first_bad_rotation;
+    row->lag_ms = r->lag_median_ms;
+    row->lag_excess_ms = isfinite(rep->copy.lag_ms) ? r->lag_median_ms - rep->copy.lag_ms : NAN;
+    if (r->calls_bad > 0) {
+        row->status = "not_recomputed";
+        row->rule = RULE_RECOMPUTE;
+        row->detail = bw_format_alloc(
+            "%d of %d calls after the first gave a different output than the first, checked "
+            "call on the same inputs (first: call %d, arrays rotated by %d elements): a call "
+            "must not reuse an earlier result or skip work at sizes it recognises",
+            r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_rotation);
+        return -1;
+    }
+    double limit = isfinite(row->lag_excess_ms)
+                       ? fmax(LAG_EXCESS_MIN_MS, LAG_EXCESS_FRACTION * r->ms_median)
+                       : LAG_ALONE_MS + LAG_EXCESS_FRACTION * r->ms_median;
+    double seen = isfinite(row->lag_excess_ms) ? row->lag_excess_ms : r->lag_median_ms;
+    if (seen > limit) {
+        row->status = "timing_mismatch";
+        row->rule = RULE_TIMED;
+        row->detail = bw_format_alloc(
+            "the device was still busy %.3f ms after the timed region ended (median per call; "
+            "%.3f ms timed): work was left on a stream the timing does not wait for "
+            "(cudaStreamNonBlocking?) or launched from another thread",
+            seen, r->ms_median);
+        return -1;
+    }
+    return 0;
 }
 
 /* One sentence for output that failed the checks after timing. */
@@ -188,6 +251,7 @@ static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
     c->status = "ok";
     c->samples = r.samples;
     c->ms_median = r.ms_median;
+    c->lag_ms = r.lag_median_ms;
     c->gbs = r.ms_median > 0 ? 2.0 * (double)c->bytes / (r.ms_median * 1e-3) / 1e9 : NAN;
     c->pct_peak = 100.0 * c->gbs / rep->peak_gbs;   /* NAN when the peak is unknown */
     if (!isfinite(c->gbs)) {
@@ -227,8 +291,11 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     }
     bw_request req;
     bw_case_data_request(&d, BW_REQ_BENCH, &req);
-    /* In place, every sample must start from the same input. */
+    /* In place, every sample must start from the same input; with rotation
+     * (always, here) every array is rewritten before each call anyway. */
     req.restore_array = ex->in_place ? ex->n_arrays - 1 : -1;
+    req.rotate_seed = fresh_key((uint64_t)row->n);
+    req.hash_key = fresh_key(req.rotate_seed);
     apply_sampling(&req, s);
     bw_reply r;
     char *detail = NULL, *output = NULL;
@@ -254,10 +321,12 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     row->host_ms = r.batch_host_ms;
     row->ratio = r.batch_event_ms > 0 ? r.batch_host_ms / r.batch_event_ms : NAN;
 
-    /* The output of the last timed call must still be right. */
+    /* The first call's output must be right, and be what the worker hashed. */
     bw_case_result res;
     bw_test_result_init(&res);
     bw_case_data_check(&d, images, &res);
+    uint64_t hash = bw_images_hash(images, ex->n_arrays, req.image_bytes, &d.layout, row->n,
+                                   req.hash_key, parallel_default_threads());
     bw_case_data_free(&d);
     if (res.outcome != BW_OUTCOME_PASS) {
         row->status = "wrong";
@@ -266,10 +335,22 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
         return;
     }
     bw_case_result_free(&res);
+    if (hash != r.out_hash) {
+        row->status = "not_recomputed";
+        row->rule = RULE_RECOMPUTE;
+        row->detail = bw_format_alloc(
+            "the worker's hash of the checked output (%016" PRIx64 ") is not the grader's "
+            "(%016" PRIx64 "): the arrays changed after the check, or the worker was tampered with",
+            r.out_hash, hash);
+        return;
+    }
+    if (judge_calls(&r, rep, row) != 0)
+        return;
 
     double gbs = r.ms_median > 0 ? (double)row->bytes / (r.ms_median * 1e-3) / 1e9 : INFINITY;
     if (!(gbs <= rep->peak_gbs) && isfinite(rep->peak_gbs)) {
         row->status = "impossible";
+        row->rule = RULE_POSSIBLE;
         row->detail = bw_format_alloc(
             "timed at %.1f GB/s, above the %.1f GB/s datasheet peak: the timed call cannot "
             "have moved all its data (work left running outside the timed stream?)",
@@ -278,6 +359,7 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     }
     if (isfinite(row->ratio) && row->ratio > 1.25 && r.batch_host_ms - r.batch_event_ms > 0.5) {
         row->status = "timing_mismatch";
+        row->rule = RULE_TIMED;
         row->detail = bw_format_alloc(
             "event timing disagrees with the host clock (%.3f ms by events, %.3f ms by the "
             "host clock, %d calls): work outside the timed stream?",
@@ -298,6 +380,7 @@ static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
     row->bytes = bw_exercise_bytes_per_element(ex) * spec.n;
     row->status = "skipped";
     row->ratio = row->gbs = row->pct_peak = row->pct_copy = NAN;
+    row->lag_ms = row->lag_excess_ms = NAN;
 }
 
 int bw_bench_main(const bw_bench_opts *o)
@@ -330,7 +413,7 @@ int bw_bench_main(const bw_bench_opts *o)
     rep.n_rows = n_rows;
     rep.copy.run = !o->no_copy;
     rep.copy.status = "skipped";
-    rep.copy.ms_median = rep.copy.gbs = rep.copy.pct_peak = NAN;
+    rep.copy.ms_median = rep.copy.gbs = rep.copy.pct_peak = rep.copy.lag_ms = NAN;
 
     /* With the JSON on stdout, the text goes to stderr. */
     FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;

@@ -33,7 +33,8 @@ static const char usage_text[] =
     "  bench     measure bandwidth; only after a correctness check passes\n"
     "  once      one checked call at size N (for profilers: only those kernels run)\n"
     "\n"
-    "  --seed S        case seed (default: $BWLAB_SEED, else the public seed)\n"
+    "  --seed S        case seed (default: $BWLAB_SEED, else the public seed);\n"
+    "                  --seed - reads it from standard input\n"
     "  --hidden        add the instructor's extra cases\n"
     "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
     "                  a comma-separated list of them, or all\n"
@@ -249,9 +250,24 @@ static int parse_offsets(const char *list, int **out)
     return count;
 }
 
+/* --seed -: one line on standard input, so that a secret seed never shows in
+ * the process's command line (readable in /proc by any process of the user). */
+static int seed_from_stdin(uint64_t *seed)
+{
+    char line[64];
+    if (fgets(line, sizeof line, stdin) == NULL)
+        return usage_error("--seed - reads the seed from standard input, which was empty");
+    line[strcspn(line, "\r\n")] = '\0';
+    if (parse_u64(line, seed) != 0)
+        return usage_error("the seed on standard input must be a non-negative integer");
+    return 0;
+}
+
 /* --seed, else $BWLAB_SEED, else the public seed. */
 static int resolve_seed(const args *a, uint64_t *seed)
 {
+    if (a->seed && strcmp(a->seed, "-") == 0)
+        return seed_from_stdin(seed);
     if (a->seed) {
         if (parse_u64(a->seed, seed) != 0)
             return usage_error("--seed needs a non-negative integer, not '%s'", a->seed);

@@ -31,6 +31,7 @@ typedef enum {
 typedef struct {
     uint32_t magic;
     uint32_t kind;               /* bw_req_kind */
+    uint64_t nonce;              /* fresh random per request; the reply must echo it */
     int32_t n;                   /* elements */
     float alpha;
     int32_t n_arrays;
@@ -48,11 +49,17 @@ typedef struct {
     double time_cap_s;           /* or once this much wall time was spent sampling */
     int32_t host_batch;          /* calls in the host-clock cross-check batch (0: skip) */
     int32_t flush_l2;            /* evict L2 before every sample */
+    /* BENCH: every call (warmup and timed) gets its arrays rotated by a fresh
+     * amount, and its output is hashed against the first, validated call, so a
+     * call that skips or shortens its work is noticed (see bench_timing.c). */
+    uint64_t rotate_seed;        /* 0: no rotation (plain restore, no hashes) */
+    uint64_t hash_key;           /* keys the output hash (bw_output_hash in mix64.h) */
 } bw_request;
 
 typedef struct {
     uint32_t magic;
     uint32_t kind;               /* echoes the request */
+    uint64_t nonce;              /* echoes the request */
     int32_t status;              /* bw_rep_status */
     int32_t cuda_error;          /* cudaError_t value, 0 if none */
     char message[BW_TEXT];
@@ -62,6 +69,15 @@ typedef struct {
     double ms_median, ms_min, ms_max, ms_q1, ms_q3, ms_mean, noise;
     double batch_event_ms;       /* host_batch calls timed with events ... */
     double batch_host_ms;        /* ... and with the host clock around synchronize */
+    /* per timed sample: host clock from before the start event to after a
+     * device-wide synchronize, minus the event time (the median, ms) */
+    double lag_median_ms;
+    /* BENCH with rotate_seed: the validated call's output hash, and how many
+     * later calls (warmup + timed) gave a different one; first_bad_call is
+     * 1-based over those calls, 0 when none */
+    uint64_t out_hash;
+    int32_t calls_checked, calls_bad, first_bad_call;
+    int32_t first_bad_rotation;
     /* HELLO: the device */
     char device_name[BW_TEXT];
     int32_t device_count, device_index;

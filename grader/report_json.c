@@ -170,11 +170,25 @@ static void write_row(bw_json *w, const bw_bench_row *row)
         bw_json_knumber_or_null(w, "event_ms", row->event_ms);
         bw_json_knumber_or_null(w, "host_ms", row->host_ms);
         bw_json_knumber_or_null(w, "ratio", round_to(row->ratio, 1e4));
+        bw_json_knumber_or_null(w, "lag_ms", row->lag_ms);
+        bw_json_knumber_or_null(w, "lag_excess_ms", row->lag_excess_ms);
+        bw_json_end_object(w);
+    } else {
+        bw_json_null(w);
+    }
+    bw_json_key(w, "recompute_check");
+    if (row->timed && row->calls_checked > 0) {
+        bw_json_begin_object(w);
+        bw_json_kint(w, "calls_checked", row->calls_checked);
+        bw_json_kint(w, "calls_differing", row->calls_bad);
+        bw_json_kint(w, "first_differing_call", row->first_bad_call);
+        bw_json_kint(w, "rotation_of_first", row->first_bad_rotation);
         bw_json_end_object(w);
     } else {
         bw_json_null(w);
     }
     bw_json_kstring(w, "status", row->status);
+    bw_json_kstring(w, "rule", row->rule);
     bw_json_kstring(w, "detail", row->detail);
     bw_json_end_object(w);
 }
@@ -201,6 +215,7 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
         bw_json_knumber_or_null(&w, "ms_median", c->ms_median);
         bw_json_knumber_or_null(&w, "gbs", round_to(c->gbs, 100));
         bw_json_knumber_or_null(&w, "pct_peak", round_to(c->pct_peak, 100));
+        bw_json_knumber_or_null(&w, "lag_ms", c->lag_ms);
         bw_json_kint(&w, "samples", c->samples);
         bw_json_kstring(&w, "status", c->status);
         bw_json_kstring(&w, "detail", c->detail);

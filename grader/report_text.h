@@ -53,12 +53,17 @@ typedef struct {
     int offset;
     int64_t bytes;                  /* memory traffic of one call */
     const char *status;             /* "ok", "wrong", "impossible", "timing_mismatch",
-                                       "crash", "timeout", "cuda_error", "skipped" */
+                                       "not_recomputed", "crash", "timeout", "cuda_error",
+                                       "skipped" */
     char *detail;                   /* malloc'd or NULL */
+    const char *rule;               /* the submission rule a refused figure broke, or NULL */
     int timed;                      /* the timing fields below are filled */
     int samples;
     double ms_median, ms_q1, ms_q3, ms_min, ms_max, noise;
     double event_ms, host_ms, ratio;    /* host clock cross-check; ratio NAN if none */
+    double lag_ms, lag_excess_ms;       /* per-sample host-clock lag (median), and its
+                                           excess over the copy's; NAN if none */
+    int calls_checked, calls_bad, first_bad_call, first_bad_rotation; /* output hashes */
     double gbs, pct_peak, pct_copy;     /* NAN when no figure is reported */
 } bw_bench_row;
 
@@ -69,6 +74,7 @@ typedef struct {
     char *detail;                   /* malloc'd or NULL */
     int samples;
     double ms_median, gbs, pct_peak;    /* NAN when not measured */
+    double lag_ms;                      /* per-sample host-clock lag (median); NAN if none */
 } bw_bench_copy;
 
 typedef struct {

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mix64.h"
 #include "supervisor.h"
 
 extern char **environ;
@@ -413,6 +414,9 @@ static char **build_env(void)
         if ((strncmp(*e, BW_ENV_CHANNEL_FD, lc) == 0 && (*e)[lc] == '=') ||
             (strncmp(*e, BW_ENV_SHM_FD, ls) == 0 && (*e)[ls] == '='))
             continue;
+        /* Student code has no business with the case seeds. */
+        if (strncmp(*e, "BWLAB_SEED=", 11) == 0 || strncmp(*e, "BWLAB_SECRET_SEED=", 18) == 0)
+            continue;
         env[k++] = *e;
     }
     env[k++] = chan_var;
@@ -459,11 +463,33 @@ static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
     return BW_CALL_CRASHED;
 }
 
+/* A token for one request, unpredictable to the code in the worker: a
+ * reply that does not echo it was not written by the worker's own loop. */
+static uint64_t fresh_nonce(void)
+{
+    static uint64_t counter = 0;
+    uint64_t v = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+            v = 0;
+        close(fd);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    counter++;
+    /* Never 0, so that a zeroed reply cannot match. */
+    v ^= bw_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 40) ^
+                  counter);
+    return v != 0 ? v : 1;
+}
+
 static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
                               double timeout_s, char **why)
 {
     bw_request q = *req;
     q.magic = BW_PROTO_MAGIC;
+    q.nonce = fresh_nonce();
     memset(rep, 0, sizeof *rep);
     if (w == NULL || !w->alive || w->chan < 0) {
         set_why(why, strf("the worker is not running (start a new one)"));
@@ -533,6 +559,14 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
                 return BW_CALL_PROTOCOL;
             }
         }
+    }
+    if (rep->nonce != q.nonce) {
+        (void)kill_and_reap(w);
+        set_why(why, strf("a forged reply on the grader's channel (descriptor %d): it does not "
+                          "carry this request's token, so the worker's own code did not write it. "
+                          "Code under test must never write to the grader's descriptors; the "
+                          "worker was killed", CHILD_CHANNEL_FD));
+        return BW_CALL_PROTOCOL;
     }
     if (rep->kind != q.kind) {
         uint32_t k = rep->kind;

@@ -1,13 +1,22 @@
 /* BENCH / COPY_BENCH timing in the worker, see bench_timing.h.
  *
- * One sample: [prepare: restore the in-place array, device to device]
+ * One sample: [prepare: reset device state; restore or rotate the arrays]
  *             [flush: a kernel reading twice the L2 size (l2_flush.cu)]
- *             event start, the operation, event stop, synchronize.
+ *             event start, the operation, event stop, synchronize,
+ *             [check: hash the output (BENCH with rotation)].
  * Only the span between the two events is measured. All of it is enqueued
  * on the legacy default stream, which orders itself against the blocking
  * streams a student may create; a cudaDeviceSynchronize after every sample
- * makes sure nothing of one sample runs into the next. The host-clock batch
- * exists to notice work the events cannot see (non-blocking streams). */
+ * makes sure nothing of one sample runs into the next, and the host clock
+ * around each sample shows work the events could not see (a non-blocking
+ * stream, another thread): its excess over the event time is reported.
+ *
+ * Against calls that remember: before every student call, each array's n
+ * elements are rewritten rotated by a fresh random amount r (the pointers
+ * stay the same), and after it the arrays are hashed keyed by each element's
+ * unrotated position. A call that did all its work gives the hash of the
+ * first, validated call whatever r was; one that skipped work, replayed an
+ * earlier result or worked only on the sizes it recognised does not. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +29,8 @@
 #include "bench_timing.h"
 #include "device_arrays.h"
 #include "l2_flush.h"
+#include "mix64.h"
+#include "sample_check.h"
 
 #define MAX_SAMPLES_LIMIT 1000000
 #define MIN_FLUSH_BYTES ((size_t)8 << 20)
@@ -36,6 +47,7 @@ typedef cudaError_t (*bw_enqueue_fn)(void *ctx);
 typedef struct {
     bw_enqueue_fn op;        /* the timed operation */
     bw_enqueue_fn prepare;   /* untimed, before each call; NULL: nothing */
+    bw_enqueue_fn check;     /* untimed, after each synchronized call; NULL: nothing */
     void *ctx;
     void *flush;             /* L2 eviction buffer; NULL: no flush */
     size_t flush_bytes;
@@ -76,9 +88,17 @@ static cudaError_t flush_l2(bw_timed_op *t)
     return bw_l2_flush_read(t->flush, t->flush_bytes);
 }
 
+/* Settings a call may have left for the next one (a persisting-L2 window
+ * that would survive the flush) are undone before every call. */
 static cudaError_t prepare(bw_timed_op *t)
 {
+    bw_reset_device_state();
     return t->prepare != NULL ? t->prepare(t->ctx) : cudaSuccess;
+}
+
+static cudaError_t check(bw_timed_op *t)
+{
+    return t->check != NULL ? t->check(t->ctx) : cudaSuccess;
 }
 
 /* The operation, plus any launch error it left behind. */
@@ -94,17 +114,30 @@ static cudaError_t untimed_call(bw_timed_op *t)
 {
     cudaError_t e = prepare(t);
     if (e == cudaSuccess)
+        e = sync_and_check(); /* as in timed_call */
+    if (e == cudaSuccess)
         e = enqueue_op(t);
     cudaError_t s = sync_and_check();
-    return e != cudaSuccess ? e : s;
+    if (e == cudaSuccess)
+        e = s;
+    return e != cudaSuccess ? e : check(t);
 }
 
-/* One timed call; *ms gets the event time. */
-static cudaError_t timed_call(bw_timed_op *t, double *ms)
+/* One timed call; *ms gets the event time, *lag_ms how much longer the host
+ * clock saw from the start event to the end of a device-wide synchronize. */
+static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
 {
+    /* The preparation done before the clocks start: a call on a stream that
+     * does not wait for the default one must not find it half done, and
+     * the host clock must not count it. */
     cudaError_t e = prepare(t);
     if (e == cudaSuccess)
+        e = sync_and_check();
+    if (e == cudaSuccess)
         e = flush_l2(t);
+    /* The flush may still be running: the lag includes the rest of it, the
+     * same for every operation measured, the copy included. */
+    double h0 = bw_now_s();
     if (e == cudaSuccess)
         e = cudaEventRecord(t->ev0, (cudaStream_t)0);
     if (e == cudaSuccess)
@@ -114,6 +147,7 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms)
     if (e == cudaSuccess)
         e = cudaEventSynchronize(t->ev1);
     cudaError_t s = sync_and_check();
+    double h1 = bw_now_s();
     if (e == cudaSuccess)
         e = s;
     if (e != cudaSuccess)
@@ -121,13 +155,15 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms)
     float f = 0.0f;
     e = cudaEventElapsedTime(&f, t->ev0, t->ev1);
     *ms = (double)f;
-    return e;
+    *lag_ms = (h1 - h0) * 1e3 - (double)f;
+    return e != cudaSuccess ? e : check(t);
 }
 
 /* Calls until the standard error of the mean is small enough relative to
  * the mean (after min_samples), or max_samples, or the time cap. */
 static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samples,
-                               int max_samples, double *ms, int *count, int *failed_at)
+                               int max_samples, double *ms, double *lag, int *count,
+                               int *failed_at)
 {
     double mean = 0.0, m2 = 0.0;
     double t0 = bw_now_s();
@@ -136,7 +172,7 @@ static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samp
     while (k < max_samples) {
         double x = 0.0;
         *failed_at = k;
-        cudaError_t e = timed_call(t, &x);
+        cudaError_t e = timed_call(t, &x, &lag[k]);
         if (e != cudaSuccess)
             return e;
         ms[k++] = x;
@@ -260,7 +296,10 @@ static int measure(bw_timed_op *t, const bw_request *q, bw_reply *r, const char 
     int rc = -1;
     int have_ev0 = 0, have_ev1 = 0;
     double *ms = malloc((size_t)max_s * sizeof *ms);
-    if (ms == NULL) {
+    double *lag = malloc((size_t)max_s * sizeof *lag);
+    if (ms == NULL || lag == NULL) {
+        free(ms);
+        free(lag);
         bad_request(r, "worker out of host memory for the samples");
         return -1;
     }
@@ -306,12 +345,16 @@ static int measure(bw_timed_op *t, const bw_request *q, bw_reply *r, const char 
         }
     }
     int count = 0, failed_at = 0;
-    e = sample_loop(t, q, min_s, max_s, ms, &count, &failed_at);
+    e = sample_loop(t, q, min_s, max_s, ms, lag, &count, &failed_at);
     if (e != cudaSuccess) {
         fail(r, e, "%s, timed call %d", what, failed_at + 1);
         goto out;
     }
     fill_stats(ms, count, r);
+    if (count > 0) {
+        qsort(lag, (size_t)count, sizeof *lag, cmp_double);
+        r->lag_median_ms = quantile(lag, count, 0.5);
+    }
     if (batch > 0) {
         e = host_batch(t, batch, &r->batch_event_ms, &r->batch_host_ms);
         if (e != cudaSuccess) {
@@ -329,6 +372,7 @@ out:
         (void)cudaFree(t->flush);
     t->flush = NULL;
     free(ms);
+    free(lag);
     return rc;
 }
 
@@ -337,10 +381,20 @@ out:
 typedef struct {
     int n;
     float alpha;
+    int n_arrays;
     void *ptrs[BW_MAX_ARRAYS];
+    /* without rotation: the in-place array restored before each call */
     void *restore_dst;
     const void *restore_src;
     size_t restore_bytes;
+    /* with rotation: pristine copies of every array's n elements */
+    void *pristine[BW_MAX_ARRAYS];
+    uint64_t rng;                 /* state for the rotation amounts */
+    int64_t rot;                  /* the rotation of the current call */
+    uint64_t key, want;           /* hash key; the validated call's hash */
+    unsigned long long *acc;      /* device accumulator for the hash */
+    int checked, bad, first_bad;
+    int64_t first_bad_rot;
 } student_ctx;
 
 static cudaError_t student_op(void *p)
@@ -357,12 +411,178 @@ static cudaError_t student_restore(void *p)
                            cudaMemcpyDeviceToDevice, (cudaStream_t)0);
 }
 
+/* Every array rewritten from its pristine copy, rotated by r. */
+static cudaError_t rotate_all(student_ctx *c, int64_t r)
+{
+    c->rot = r;
+    for (int k = 0; k < c->n_arrays; k++) {
+        cudaError_t e = bw_rotate_into(c->ptrs[k], c->pristine[k], c->n, r);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+/* A fresh rotation in [1, n), never the previous one: a call that leaves
+ * the last result in place is then always wrong. */
+static cudaError_t student_rotate(void *p)
+{
+    student_ctx *c = p;
+    if (c->n < 3)
+        return rotate_all(c, c->n == 2 ? 1 - c->rot : 0);
+    int64_t r;
+    do {
+        c->rng += UINT64_C(0x9E3779B97F4A7C15);
+        r = 1 + (int64_t)(bw_mix64(c->rng) % (uint64_t)(c->n - 1));
+    } while (r == c->rot);
+    return rotate_all(c, r);
+}
+
+/* The hash of all arrays as they are now, keyed by unrotated position. */
+static cudaError_t hash_now(student_ctx *c, uint64_t *h)
+{
+    cudaError_t e = cudaMemsetAsync(c->acc, 0, sizeof *c->acc, (cudaStream_t)0);
+    for (int k = 0; k < c->n_arrays && e == cudaSuccess; k++)
+        e = bw_hash_rotated(c->ptrs[k], c->n, c->rot, c->key, k, c->acc);
+    unsigned long long v = 0;
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&v, c->acc, sizeof v, cudaMemcpyDeviceToHost);
+    *h = (uint64_t)v;
+    return e;
+}
+
+static cudaError_t student_check(void *p)
+{
+    student_ctx *c = p;
+    uint64_t h = 0;
+    cudaError_t e = hash_now(c, &h);
+    if (e != cudaSuccess)
+        return e;
+    c->checked++;
+    if (h != c->want) {
+        c->bad++;
+        if (c->first_bad == 0) {
+            c->first_bad = c->checked;
+            c->first_bad_rot = c->rot;
+        }
+    }
+    return cudaSuccess;
+}
+
+/* With rotation: pristine copies of every array, then the validated call
+ * (unrotated, output back to shared memory) whose hash the later calls
+ * must give. 0 on success. */
+static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arrays *a,
+                          uint8_t *images, bw_reply *r)
+{
+    const size_t bytes = 2 * (size_t)c->n;
+    if (q->data_bytes != bytes) {
+        bad_request(r, "rotation needs 2-byte elements");
+        return -1;
+    }
+    cudaError_t e = cudaMalloc((void **)&c->acc, sizeof *c->acc);
+    if (e != cudaSuccess) {
+        c->acc = NULL;
+        fail(r, e, "grader allocating the hash accumulator");
+        return -1;
+    }
+    for (int k = 0; k < c->n_arrays; k++) {
+        e = cudaMalloc(&c->pristine[k], bytes > 0 ? bytes : 1);
+        if (e != cudaSuccess) {
+            c->pristine[k] = NULL;
+            fail(r, e, "grader allocating the %zu-byte copy of array %d", bytes, k);
+            return -1;
+        }
+        e = cudaMemcpy(c->pristine[k], c->ptrs[k], bytes, cudaMemcpyDeviceToDevice);
+        if (e != cudaSuccess) {
+            fail(r, e, "grader copying array %d", k);
+            return -1;
+        }
+    }
+    c->rng = q->rotate_seed;
+    c->key = q->hash_key;
+    c->rot = 0;
+    bw_reset_device_state();
+    bw_student_call(c->n, c->alpha, c->ptrs);
+    cudaError_t launch = cudaGetLastError();
+    e = sync_and_check();
+    if (launch != cudaSuccess)
+        e = launch;
+    if (e != cudaSuccess) {
+        fail(r, e, "the student's call, first (validated) call");
+        return -1;
+    }
+    e = bw_dev_arrays_download(a, images);
+    if (e == cudaSuccess)
+        e = hash_now(c, &c->want);
+    if (e != cudaSuccess) {
+        fail(r, e, "copying back and hashing the validated call's arrays");
+        return -1;
+    }
+    r->out_hash = c->want;
+    return 0;
+}
+
+/* Without rotation: the in-place array is restored from a copy before each
+ * call, and one more call from pristine arrays after timing is validated. */
+static int restore_setup(student_ctx *c, const bw_request *q, const bw_dev_arrays *a,
+                         bw_timed_op *t, bw_reply *r)
+{
+    if (q->restore_array < 0)
+        return 0;
+    const size_t image_bytes = (size_t)q->image_bytes;
+    cudaError_t e = cudaMalloc(&c->pristine[0], image_bytes);
+    if (e != cudaSuccess) {
+        c->pristine[0] = NULL;
+        fail(r, e, "grader allocating the %zu-byte restore copy", image_bytes);
+        return -1;
+    }
+    e = cudaMemcpy(c->pristine[0], a->dev[q->restore_array], image_bytes,
+                   cudaMemcpyDeviceToDevice);
+    if (e != cudaSuccess) {
+        fail(r, e, "grader copying the restore array");
+        return -1;
+    }
+    c->restore_dst = a->dev[q->restore_array];
+    c->restore_src = c->pristine[0];
+    c->restore_bytes = image_bytes;
+    t->prepare = student_restore;
+    return 0;
+}
+
+static int validate_after(student_ctx *c, const bw_dev_arrays *a, uint8_t *images, bw_reply *r)
+{
+    cudaError_t e = bw_dev_arrays_upload(a, images);
+    if (e != cudaSuccess) {
+        fail(r, e, "after the timed calls, re-uploading the arrays");
+        return -1;
+    }
+    bw_reset_device_state();
+    bw_student_call(c->n, c->alpha, c->ptrs);
+    cudaError_t launch = cudaGetLastError();
+    e = sync_and_check();
+    if (launch != cudaSuccess)
+        e = launch;
+    if (e != cudaSuccess) {
+        fail(r, e, "the student's call, validation run after timing");
+        return -1;
+    }
+    e = bw_dev_arrays_download(a, images);
+    if (e != cudaSuccess) {
+        fail(r, e, "copying the arrays back after the validation run");
+        return -1;
+    }
+    return 0;
+}
+
 void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
 {
     bw_dev_arrays a;
     memset(&a, 0, sizeof a);
-    void *pristine = NULL;
+    student_ctx c;
+    memset(&c, 0, sizeof c);
     const size_t image_bytes = (size_t)q->image_bytes;
+    const int rotating = q->rotate_seed != 0;
 
     bw_reset_device_state();
     cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
@@ -375,64 +595,41 @@ void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
         fail(r, e, "grader uploading the arrays");
         goto out;
     }
-
-    student_ctx c;
-    memset(&c, 0, sizeof c);
     c.n = q->n;
     c.alpha = q->alpha;
+    c.n_arrays = q->n_arrays;
     bw_dev_arrays_pointers(&a, q->front_bytes, c.ptrs);
     bw_timed_op t;
     memset(&t, 0, sizeof t);
     t.op = student_op;
     t.ctx = &c;
-    if (q->restore_array >= 0) {
-        e = cudaMalloc(&pristine, image_bytes);
-        if (e != cudaSuccess) {
-            pristine = NULL;
-            fail(r, e, "grader allocating the %zu-byte restore copy", image_bytes);
+    if (rotating) {
+        if (rotation_setup(&c, q, &a, images, r) != 0)
             goto out;
-        }
-        e = cudaMemcpy(pristine, a.dev[q->restore_array], image_bytes, cudaMemcpyDeviceToDevice);
-        if (e != cudaSuccess) {
-            fail(r, e, "grader copying the restore array");
-            goto out;
-        }
-        c.restore_dst = a.dev[q->restore_array];
-        c.restore_src = pristine;
-        c.restore_bytes = image_bytes;
-        t.prepare = student_restore;
+        t.prepare = student_rotate;
+        t.check = student_check;
+    } else if (restore_setup(&c, q, &a, &t, r) != 0) {
+        goto out;
     }
 
     if (measure(&t, q, r, "the student's call") != 0)
         goto out;
-
-    /* The validation run: every array pristine again (shared memory still
-     * holds the original images), one call, and its output goes back. */
-    e = bw_dev_arrays_upload(&a, images);
-    if (e != cudaSuccess) {
-        fail(r, e, "after the timed calls, re-uploading the arrays");
-        goto out;
-    }
-    bw_reset_device_state();
-    bw_student_call(c.n, c.alpha, c.ptrs);
-    cudaError_t launch = cudaGetLastError();
-    e = sync_and_check();
-    if (launch != cudaSuccess)
-        e = launch;
-    if (e != cudaSuccess) {
-        fail(r, e, "the student's call, validation run after timing");
-        goto out;
-    }
-    e = bw_dev_arrays_download(&a, images);
-    if (e != cudaSuccess) {
-        fail(r, e, "copying the arrays back after the validation run");
+    if (rotating) {
+        r->calls_checked = c.checked;
+        r->calls_bad = c.bad;
+        r->first_bad_call = c.first_bad;
+        r->first_bad_rotation = (int32_t)c.first_bad_rot;
+    } else if (validate_after(&c, &a, images, r) != 0) {
         goto out;
     }
     r->status = BW_REP_OK;
     snprintf(r->message, sizeof r->message, "ok");
 out:
-    if (pristine != NULL)
-        (void)cudaFree(pristine);
+    for (int k = 0; k < BW_MAX_ARRAYS; k++)
+        if (c.pristine[k] != NULL)
+            (void)cudaFree(c.pristine[k]);
+    if (c.acc != NULL)
+        (void)cudaFree(c.acc);
     bw_dev_arrays_free(&a);
 }
 

@@ -256,9 +256,14 @@ static void do_run(const bw_request *q, bw_reply *r)
     bw_dev_arrays a;
     cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
     if (e != cudaSuccess) {
-        char what[96];
-        snprintf(what, sizeof what, "grader allocating %d arrays of %zu bytes", q->n_arrays,
-                 image_bytes);
+        char what[200];
+        size_t mem_free = 0, mem_total = 0;
+        if (cudaMemGetInfo(&mem_free, &mem_total) != cudaSuccess)
+            (void)cudaGetLastError();
+        snprintf(what, sizeof what,
+                 "grader allocating %d arrays of %zu bytes; %zu of %zu MiB free: memory a call "
+                 "allocates must be freed before it returns",
+                 q->n_arrays, image_bytes, mem_free >> 20, mem_total >> 20);
         bw_reply_cuda_error(r, e, what);
         return;
     }
@@ -339,6 +344,7 @@ int main(void)
         memset(&r, 0, sizeof r);
         r.magic = BW_PROTO_MAGIC;
         r.kind = q.kind;
+        r.nonce = q.nonce;
         r.status = BW_REP_OK;
         switch (q.kind) {
         case BW_REQ_HELLO:

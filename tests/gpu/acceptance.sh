@@ -4,7 +4,8 @@
 # the sanitizer, the benchmark against its peers, the profiler capture.
 #
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
-#   steps: build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade e2e selftest
+#   steps: build ctest sweep solutions stubs bench bench2 corpus hostile sanitize profile grade
+#          grade_mix grade_alone e2e selftest
 #
 # Logs go to a folder packed at the end into one archive, $OUT/gpu-logs.tar.gz;
 # the last lines printed are a summary.
@@ -16,7 +17,7 @@ OUT=$(mktemp -d /tmp/gpu-logs.XXXXXX)
 export PATH="$PATH:/usr/local/cuda/bin"
 export PYTHONUNBUFFERED=1
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 corpus sanitize profile grade)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 corpus hostile sanitize profile grade grade_mix grade_alone)
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
@@ -59,12 +60,42 @@ if step corpus; then
     # Each entry builds its own tree; run several at once (the GPU work is small).
     mkdir -p "$OUT/corpus"
     # CORPUS="a b" limits the run to those entries.
+    # Entries marked "alone" (they take the whole GPU, e.g. all its memory)
+    # run afterwards, one at a time.
     if [ -n "${CORPUS:-}" ]; then for e in $CORPUS; do echo "tests/corpus/$e/"; done; else ls -d tests/corpus/*/; fi \
-      | xargs -P 6 -I{} sh -c '
-        e=$(basename {}); ex=$(python3 -c "import json; print(json.load(open(\"{}expect.json\"))[\"exercise\"])")
-        timeout 300 python3 run.py test $ex --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1' "$OUT"
+      > "$OUT/corpus_entries.txt"
+    one_entry='e=$(basename {}); ex=$(python3 -c "import json; print(json.load(open(\"{}expect.json\"))[\"exercise\"])")
+        timeout 300 python3 run.py test $ex --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1'
+    while read -r d; do grep -q '"alone": true' "${d}expect.json" || echo "$d"; done < "$OUT/corpus_entries.txt" \
+      | xargs -P 4 -I{} sh -c "$one_entry" "$OUT"
+    while read -r d; do grep -q '"alone": true' "${d}expect.json" && echo "$d"; done < "$OUT/corpus_entries.txt" \
+      | xargs -P 1 -I{} sh -c "$one_entry" "$OUT"
     python3 tests/gpu/check_corpus.py "$OUT/corpus" ${CORPUS:-} | tee "$OUT/corpus.txt"
     note "$(tail -1 "$OUT/corpus.txt")"
+fi
+if step hostile; then
+    # The benchmark verdicts of the entries whose expect.json has a "bench"
+    # part (the cheats), one at a time since they are timings; then the
+    # controls' figures. Run after `corpus`, whose test results it re-checks.
+    mkdir -p "$OUT/corpus"
+    for d in tests/corpus/*/; do
+        e=$(basename "$d")
+        grep -q '"bench"' "$d/expect.json" || continue
+        if [ -n "${CORPUS:-}" ] && ! echo " $CORPUS " | grep -q " $e "; then continue; fi
+        ex=$(python3 -c "import json; print(json.load(open('$d/expect.json'))['exercise'])")
+        timed 300 python3 run.py benchmark "$ex" --submission "$d" --quick \
+            --json "$OUT/corpus/$e.bench.json" > "$OUT/corpus/$e.bench.txt" 2>&1
+        grep -E '268435455' "$OUT/corpus/$e.bench.txt" | sed "s/^/   $e: /"
+    done
+    for ex in haxpy vector_sum; do
+        timed 200 python3 run.py benchmark "$ex" --solutions --quick > "$OUT/control_fast_$ex.txt" 2>&1
+        grep -E '268435455|copy:' "$OUT/control_fast_$ex.txt" | sed "s/^/   control fast $ex: /"
+    done
+    timed 200 python3 run.py benchmark haxpy --submission tests/corpus/simple_correct --quick \
+        > "$OUT/control_naive_haxpy.txt" 2>&1
+    grep -E '268435455' "$OUT/control_naive_haxpy.txt" | sed "s/^/   control naive haxpy: /"
+    python3 tests/gpu/check_corpus.py "$OUT/corpus" ${CORPUS:-} | tee "$OUT/corpus_hostile.txt"
+    note "hostile: $(tail -1 "$OUT/corpus_hostile.txt")"
 fi
 if step sanitize; then
     timed 400 python3 run.py test haxpy --solutions --sanitize > "$OUT/sanitize_solution.txt" 2>&1
@@ -102,6 +133,41 @@ if step grade; then
         tests/corpus/off_by_one_write tests/corpus/ignored_tail tests/corpus/crashes \
         tests/corpus/noop tests/corpus/truncates --jobs 8 --out "$OUT/grades" > "$OUT/grade.txt" 2>&1
     note "grade: exit $?"; tail -25 "$OUT/grade.txt"; cat "$OUT/grades/gradebook.csv"
+fi
+if step grade_mix; then
+    # The hostile corpus (expect.json "hostile": true) and the controls in one
+    # batch; `grade_alone` then grades the controls alone and compares. The
+    # results stay in build/ (kept between device calls).
+    export BWLAB_SECRET_SEED=${BWLAB_SECRET_SEED:-90210123456789}
+    HOSTILE=$(grep -l '"hostile": true' tests/corpus/*/expect.json | xargs -n1 dirname \
+              | grep -v -e /simple_correct -e /extra_sources)
+    rm -rf build/grades_mix
+    timed 590 python3 run.py grade solutions tests/corpus/simple_correct tests/corpus/extra_sources \
+        $HOSTILE --jobs 8 --out build/grades_mix > "$OUT/grade_mix.txt" 2>&1
+    note "grade mix: exit $? ($(echo $HOSTILE | wc -w) hostile entries and 3 controls)"
+    cp build/grades_mix/gradebook.csv "$OUT/gradebook_mix.csv" 2>/dev/null; cat build/grades_mix/gradebook.csv
+fi
+if step grade_alone; then
+    export BWLAB_SECRET_SEED=${BWLAB_SECRET_SEED:-90210123456789}
+    rm -rf build/grades_alone
+    timed 300 python3 run.py grade solutions tests/corpus/simple_correct tests/corpus/extra_sources \
+        --jobs 3 --out build/grades_alone > "$OUT/grade_alone.txt" 2>&1
+    note "grade alone: exit $?"
+    python3 - build/grades_mix/gradebook.csv build/grades_alone/gradebook.csv <<'PY' | tee "$OUT/grade_mix_compare.txt"
+import csv, sys
+mix = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+alone = {r["id"]: r for r in csv.DictReader(open(sys.argv[2]))}
+cols = [c for c in next(iter(alone.values())).keys() if c not in ("id", "notes")]
+same = True
+for sid, r in sorted(alone.items()):
+    m = mix.get(sid, {})
+    diff = [c for c in cols if m.get(c) != r.get(c)]
+    same &= not diff
+    print(f"{sid}: alone {[r.get(c) for c in cols]} mixed {[m.get(c) for c in cols]}"
+          + (f" DIFFER in {diff}" if diff else " same"))
+print("mixed batch vs alone:", "same scores" if same else "SCORES DIFFER")
+PY
+    note "$(grep 'mixed batch vs alone' "$OUT/grade_mix_compare.txt")"
 fi
 if step e2e; then
     timed 500 python3 -m unittest discover -s tests/python -p 'test_e2e*' -v > "$OUT/e2e.txt" 2>&1

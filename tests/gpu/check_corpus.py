@@ -1,11 +1,23 @@
-"""Compare `run.py test --json` results of the corpus with each entry's expect.json.
+"""Compare the corpus's results with each entry's expect.json.
 
     python3 tests/gpu/check_corpus.py RESULTS_DIR [ENTRY...]
 
-RESULTS_DIR holds <entry>.json for each tests/corpus/<entry>/ (or for the
-entries named). Prints one line
-per entry (OK or BAD, with what was expected and what came) and a closing
-count; exits 1 if any entry is BAD or missing."""
+RESULTS_DIR holds <entry>.json (`run.py test --json`) for each
+tests/corpus/<entry>/ (or for the entries named), and <entry>.bench.json
+(`run.py benchmark --quick --json`) for entries whose expect.json has a
+"bench" part. expect.json keys:
+
+  status, diagnoses, outcomes     the test verdict (diagnoses and outcomes: all
+                                  of these must appear)
+  detail_contains                 a text some failing case's detail must hold
+  refused_rule, refused_symbol    status "refused": the vet rule, and a part of
+                                  the symbol it named
+  bench: {status, rule,           the largest benchmark row: its status and
+          max_pct_peak}           rule, and a ceiling on its % of the datasheet
+
+Prints one line per entry (OK or BAD, with what was expected and what came),
+then a table of every entry's verdict, and a closing count; exits 1 if any
+entry is BAD or missing."""
 import json
 import pathlib
 import sys
@@ -13,34 +25,99 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str]:
+def _details(r: dict) -> str:
+    parts = [r.get("detail") or ""]
+    parts += [c.get("detail") or "" for c in r.get("cases", [])]
+    return "\n".join(parts)
+
+
+def check_test(exp: dict, r: dict) -> list[str]:
+    """What differs between the test verdict expected and got (empty: none)."""
+    bad = []
+    if r.get("status") != exp["status"]:
+        bad.append(f"status {r.get('status')} (want {exp['status']})")
+    codes = [d["code"] for d in r.get("diagnoses", [])]
+    missing = [c for c in exp.get("diagnoses", []) if c not in codes]
+    if missing:
+        bad.append(f"diagnoses {codes} lack {missing}")
+    outcomes = sorted({c["outcome"] for c in r.get("cases", [])})
+    missing = [o for o in exp.get("outcomes", []) if o not in outcomes]
+    if missing:
+        bad.append(f"outcomes {outcomes} lack {missing}")
+    if "detail_contains" in exp and exp["detail_contains"] not in _details(r):
+        bad.append(f"no detail mentions '{exp['detail_contains']}'")
+    if "refused_rule" in exp and r.get("rule") != exp["refused_rule"]:
+        bad.append(f"rule {r.get('rule')} (want {exp['refused_rule']})")
+    if "refused_symbol" in exp and exp["refused_symbol"] not in (r.get("symbol") or ""):
+        bad.append(f"symbol {r.get('symbol')} (want one with '{exp['refused_symbol']}')")
+    return bad
+
+
+def largest_row(doc: dict, exercise: str) -> dict | None:
+    try:
+        labels = doc["exercises"][exercise]
+    except (KeyError, TypeError):
+        return None
+    rows = [row for d in labels.values() for row in d.get("rows", [])]
+    return max(rows, key=lambda row: row["n"]) if rows else None
+
+
+def check_bench(exp: dict, row: dict | None) -> list[str]:
+    if row is None:
+        return ["no benchmark row"]
+    bad = []
+    if row.get("status") != exp["status"]:
+        bad.append(f"bench status {row.get('status')} (want {exp['status']})")
+    if "rule" in exp and row.get("rule") != exp["rule"]:
+        bad.append(f"bench rule {row.get('rule')!r}")
+    pct = row.get("pct_peak")
+    if "max_pct_peak" in exp and (pct is None or pct > exp["max_pct_peak"]):
+        bad.append(f"bench {pct}% of peak (want at most {exp['max_pct_peak']}%)")
+    return bad
+
+
+def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str, str]:
+    """(ok, the line to print, the verdict in a few words for the table)."""
     exp = json.loads((entry / "expect.json").read_text())
+    ex = exp["exercise"]
     got_file = results / f"{entry.name}.json"
     if not got_file.exists():
-        return False, "no result"
-    r = json.loads(got_file.read_text())["exercises"][exp["exercise"]]
-    codes = [d["code"] for d in r.get("diagnoses", [])]
-    outcomes = sorted({c["outcome"] for c in r.get("cases", [])})
-    ok = (r.get("status") == exp["status"]
-          and all(c in codes for c in exp.get("diagnoses", []))
-          and all(o in outcomes for o in exp.get("outcomes", [])))
-    first = codes[0] if codes else "-"
-    return ok, (f"{exp['exercise']:10} status {r.get('status')} (want {exp['status']}), "
-                f"first diagnosis {first}, diagnoses {codes} (want {exp.get('diagnoses', [])}), "
-                f"passed {r.get('passed')}/{r.get('total')}")
+        return False, "no result", "-"
+    r = json.loads(got_file.read_text())["exercises"][ex]
+    bad = check_test(exp, r)
+    got = r.get("status", "?")
+    if r.get("status") == "refused":
+        got += f" ({r.get('rule')}: {r.get('symbol')})"
+    else:
+        codes = [d["code"] for d in r.get("diagnoses", [])]
+        got += f" {r.get('passed')}/{r.get('total')}" + (f" [{', '.join(codes)}]" if codes else "")
+    if "bench" in exp:
+        bf = results / f"{entry.name}.bench.json"
+        row = largest_row(json.loads(bf.read_text()), ex) if bf.exists() else None
+        bad += check_bench(exp["bench"], row)
+        if row is not None:
+            pct = row.get("pct_peak")
+            got += f"; bench {row.get('status')}" + (f" {pct}% of peak" if pct is not None else "")
+    text = f"{ex:10} {got}" + (f"  <- {'; '.join(bad)}" if bad else "")
+    return not bad, text, got
 
 
 def main() -> int:
     results = pathlib.Path(sys.argv[1])
     only = set(sys.argv[2:])
     good = bad = 0
+    table = []
     for entry in sorted((ROOT / "tests" / "corpus").iterdir()):
         if not (entry / "expect.json").exists() or (only and entry.name not in only):
             continue
-        ok, text = verdict(entry, results)
+        ok, text, got = verdict(entry, results)
         good += ok
         bad += not ok
         print(f"{'OK ' if ok else 'BAD'} {entry.name:22} {text}")
+        about = json.loads((entry / "expect.json").read_text()).get("about", "")
+        table.append(f"| {entry.name} | {got} | {'yes' if ok else 'NO'} | {about} |")
+    print("\n| entry | verdict | as intended | what it does |\n|---|---|---|---|")
+    print("\n".join(table))
     print(f"corpus: {good} passed, {bad} failed")
     return 0 if bad == 0 else 1
 

@@ -48,6 +48,46 @@ BAD = {
             cublasAxpyEx(nullptr, n, &alpha, 0, x, 0, 1, y, 0, 1, 0);
         }
         """,
+    "std_thread": """\
+        #include <thread>
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            std::thread t([] {});
+            t.detach();
+        }
+        """,
+    "channel_write": """\
+        #include <unistd.h>
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            char fake[16] = {0};
+            (void)!write(3, fake, sizeof fake);
+        }
+        """,
+    "dlsym_runtime": """\
+        #include <dlfcn.h>
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            (void)dlsym(RTLD_DEFAULT, "cudaMemcpy");
+        }
+        """,
+    # Allowed: what honest students call (printing, exiting on error, heap).
+    "honest_calls": """\
+        #include <cstdio>
+        #include <cstdlib>
+        #include <iostream>
+        #include <vector>
+        #include "haxpy.h"
+        void haxpy(int n, float, const nv_bfloat16*, nv_bfloat16*) {
+            std::vector<int> v(4);
+            std::cout << "n = " << n << std::endl;
+            printf("%d\\n", (int)v.size());
+            fprintf(stderr, "x\\n");
+            cudaError_t e = cudaDeviceSynchronize();
+            if (e != cudaSuccess) { fprintf(stderr, "%s\\n", cudaGetErrorString(e)); exit(1); }
+            if (n < 0) abort();
+        }
+        """,
     # Allowed: helpers kept out of the global C namespace.
     "static_helpers": """\
         #include "haxpy.h"
@@ -141,6 +181,22 @@ class ObjectTests(unittest.TestCase):
         r = self.vet("grader_override", allow=True)
         self.assertIsNotNone(r)
         self.assertEqual((r.symbol, r.rule), ("bw_student_call", "interposition"))
+
+    def test_forbidden_calls_refused(self):
+        # Catches Rule C missing a category, or looking at defined symbols only
+        # (each of these is an undefined reference in the student's object).
+        for name, symbol_part in (("std_thread", "thread"), ("channel_write", "write"),
+                                  ("dlsym_runtime", "dlsym")):
+            r = self.vet(name, allow=True)
+            self.assertIsNotNone(r, name)
+            self.assertEqual(r.rule, "forbidden_call", name)
+            self.assertIn(symbol_part, r.symbol, name)
+            self.assertIn("may not start threads", r.message)
+
+    def test_honest_calls_pass(self):
+        # Catches a deny-list that hits printf, iostream, exit, abort or the
+        # heap: what honest code and CUDA_CHECK macros use.
+        self.assertIsNone(self.vet("honest_calls"))
 
     def test_cublas_refused_by_policy(self):
         # Catches looking only at defined symbols (a cuBLAS call is undefined here).

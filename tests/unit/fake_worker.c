@@ -19,6 +19,8 @@
  *   -14     wait 300 ms, then reply OK
  *   -15     reply OK; from now on ignore QUIT and SIGTERM
  *   -16     reply OK with its own pid in rep.samples
+ *   -17     write a well-formed OK reply with a guessed token (what student
+ *           code that knows the protocol could forge), then hang
  *
  *   FAKE_HELLO=crash | hang | nodevice
  *
@@ -248,6 +250,12 @@ static void run(const bw_request *q, bw_reply *r)
     case -16:
         r->samples = (int32_t)getpid();
         return;
+    case -17: {
+        bw_reply forged = *r;
+        forged.nonce = q->nonce + 1;
+        send_bytes(&forged, sizeof forged);
+        hang();
+    }
     case -15:
         signal(SIGTERM, SIG_IGN);
         setenv("FAKE_IGNORE_QUIT", "1", 1);
@@ -286,6 +294,7 @@ int main(int argc, char **argv)
         memset(&r, 0, sizeof r);
         r.magic = BW_PROTO_MAGIC;
         r.kind = q.kind;
+        r.nonce = q.nonce;
         r.status = BW_REP_OK;
         snprintf(r.message, sizeof r.message, "ok");
         if (q.kind == BW_REQ_QUIT) {

@@ -4,6 +4,8 @@
 #include <string.h>
 #include "check_support.h"
 #include "image.h"
+#include "image_hash.h"
+#include "mix64.h"
 
 /* Catches a wrong layout: offset not in bytes, guard missing, no rounding. */
 START_TEST(layout_numbers)
@@ -133,6 +135,56 @@ START_TEST(shifted_guard_detected)
 }
 END_TEST
 
+/* Two arrays of n elements with offset 3, values i * 7 + array. */
+static uint8_t *hash_images(int64_t n, bw_image_layout *l)
+{
+    *l = bw_image_layout_for(n, 3, 0);
+    uint8_t *img = calloc(2, l->total_bytes);
+    ck_assert_ptr_nonnull(img);
+    for (int a = 0; a < 2; a++)
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t v = (uint16_t)(i * 7 + a);
+            memcpy(img + (uint64_t)a * l->total_bytes + l->front_bytes + 2 * i, &v, 2);
+        }
+    return img;
+}
+
+/* The grader's side of the benchmark's per-call hash: it must be the plain
+ * sum of bw_hash_term (what the device kernel computes), whatever the thread
+ * count, and notice one changed element and two swapped ones. Catches a
+ * chunking bug (a lost or doubled tail), a hash of the guard zones, and a
+ * hash that ignores positions (which a replayed, shifted output would pass). */
+START_TEST(images_hash_matches_terms)
+{
+    const int64_t n = 100003;
+    const uint64_t key = 0x1234567890abcdefULL;
+    bw_image_layout l;
+    uint8_t *img = hash_images(n, &l);
+    uint64_t want = 0;
+    for (int a = 0; a < 2; a++)
+        for (int64_t i = 0; i < n; i++)
+            want += bw_hash_term(key, a, (uint64_t)i, (uint16_t)(i * 7 + a));
+    for (int threads = 1; threads <= 5; threads += 2)
+        ck_assert_uint_eq(bw_images_hash(img, 2, l.total_bytes, &l, n, key, threads), want);
+    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key ^ 1, 3), want);
+
+    uint8_t *data = img + l.total_bytes + l.front_bytes; /* array 1 */
+    data[2 * (n - 1)] ^= 1;                              /* the very last element */
+    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    data[2 * (n - 1)] ^= 1;
+    uint8_t t[2];
+    memcpy(t, data + 10, 2);
+    memcpy(data + 10, data + 12, 2);
+    memcpy(data + 12, t, 2);
+    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    memcpy(data + 12, data + 10, 2);
+    memcpy(data + 10, t, 2);
+    img[0] ^= 0xff; /* a guard byte: not part of the hash */
+    ck_assert_uint_eq(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    free(img);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("image");
@@ -143,6 +195,7 @@ int main(void)
     tcase_add_test(t, single_flip_found);
     tcase_add_test(t, several_flips);
     tcase_add_test(t, shifted_guard_detected);
+    tcase_add_test(t, images_hash_matches_terms);
     suite_add_tcase(s, t);
     return bw_run_suite(s);
 }

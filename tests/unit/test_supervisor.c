@@ -326,6 +326,24 @@ START_TEST(garbage_is_a_protocol_error)
 }
 END_TEST
 
+/* Catches a supervisor that trusts any reply with the right magic and kind. */
+START_TEST(forged_reply_is_a_protocol_error)
+{
+    bw_shm *shm = make_shm(IMAGE_BYTES);
+    bw_worker *w = start_fake(shm, 4096);
+    char *why = NULL;
+    double t0 = now_s();
+    ck_assert_int_eq(call_n(w, shm, -17, 5.0, NULL, &why), BW_CALL_PROTOCOL);
+    ck_assert_msg(now_s() - t0 < 2.0, "a forged reply must be noticed at once");
+    ck_assert_msg(contains(why, "forged"), "why: %s", why != NULL ? why : "(null)");
+    free(why);
+    ck_assert(!bw_worker_alive(w));
+    assert_no_children();
+    bw_worker_stop(w);
+    bw_shm_destroy(shm);
+}
+END_TEST
+
 START_TEST(stop_kills_the_whole_group)
 {
     bw_shm *shm = make_shm(IMAGE_BYTES);
@@ -574,6 +592,7 @@ static Suite *supervisor_suite(void)
     tcase_add_test(tc, hang_times_out);
     tcase_add_test(tc, output_is_capped_and_taken_once);
     tcase_add_test(tc, garbage_is_a_protocol_error);
+    tcase_add_test(tc, forged_reply_is_a_protocol_error);
     tcase_add_test(tc, stop_kills_the_whole_group);
     tcase_add_test(tc, dead_worker_with_lingering_child_is_noticed);
     tcase_add_test(tc, cuda_error_reply_ends_the_worker);

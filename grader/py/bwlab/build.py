@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,8 @@ class Worker:
     status: str = "pending"      # ok | build_error | refused | missing | unavailable
     message: str = ""
     lines: list[str] = field(default_factory=list)   # trimmed compiler output
+    rule: str = ""               # refused: the vet.py rule broken, and the symbol
+    symbol: str = ""
 
     @property
     def ok(self) -> bool:
@@ -407,12 +410,18 @@ def _vet_worker(w: Worker, bdir: Path) -> None:
         w.lines = str(e).splitlines()[-MAX_ERROR_LINES:]
         return
     if refusal is not None:
-        w.status, w.path = "refused", None
-        w.message = f"{w.exercise} was refused: {refusal.message}"
-        w.lines = refusal.lines()
+        _refuse(w, refusal)
+
+
+def _refuse(w: Worker, refusal) -> None:
+    w.status, w.path = "refused", None
+    w.message = f"{w.exercise} was refused: {refusal.message}"
+    w.lines = refusal.lines()
+    w.rule, w.symbol = refusal.rule, refusal.symbol
 
 
 def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]) -> None:
+    started = time.time()
     ok, lines = build_target(bdir, w.target, verbose, path_map)
     if ok:
         w.path = executable(bdir, w.target)
@@ -425,6 +434,31 @@ def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]
     else:
         w.status, w.lines = "build_error", lines
         w.message = f"{w.exercise} ({w.label}) did not compile"
+        # Compiled but did not link (a cuBLAS call, say): the rule it broke
+        # says more than the linker's "undefined reference".
+        if w.label in VETTED_LABELS:
+            _object_refused(w, bdir, started)
+    _say_state(w)
+
+
+def _object_refused(w: Worker, bdir: Path, since: float) -> bool:
+    """After a failed link: vet the student's object if this build made it
+    (one left from an earlier build says nothing about this file)."""
+    from . import vet
+    obj = vet.find_object(bdir, w.target, w.exercise)
+    if obj is None or obj.stat().st_mtime < since - 1.0:
+        return False
+    try:
+        refusal = vet.vet_object(obj, source=f"exercises/{w.exercise}/{w.exercise}.cu")
+    except vet.VetError:
+        return False
+    if refusal is None:
+        return False
+    _refuse(w, refusal)
+    return True
+
+
+def _say_state(w: Worker) -> None:
     state = "ok" if w.ok else ("REFUSED" if w.status == "refused" else "FAILED")
     console.say(f"  {w.exercise:<14} {w.label:<11} {state}")
     if not w.ok and w.lines:

@@ -218,18 +218,26 @@ class Run:
 
 
 def run_limited(cmd: list[str], timeout: float, env: dict[str, str] | None = None,
-                cwd: Path | None = None) -> Run:
+                cwd: Path | None = None, stdin_text: str | None = None) -> Run:
     """Run cmd in a process group of its own; kill the whole group when it
-    runs past timeout seconds, and once it is done (strays included)."""
+    runs past timeout seconds, and once it is done (strays included).
+    stdin_text, if given, is what it reads on standard input."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out:
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                                     env=env, cwd=cwd, start_new_session=True)
         except OSError as e:
             return Run(None, f"cannot start {cmd[0]}: {e.strerror or e}\n")
         with _live_lock:
             _live.add(proc)
+        if stdin_text is not None and proc.stdin is not None:
+            try:
+                proc.stdin.write(stdin_text.encode())
+                proc.stdin.close()
+            except OSError:
+                pass  # it died at once; its exit code says why
         timed_out = False
         try:
             proc.wait(timeout=timeout)
@@ -392,6 +400,10 @@ class KitRunner:
             elif r.rc != 0:
                 info.update(state="build_failed",
                             log_tail="\n".join(build.trim_compiler_output(r.output, path_map)))
+                # Compiled but did not link (a cuBLAS call): name the rule.
+                refused = _vet(tree, target, ex) if _has_object(tree, target, ex) else None
+                if refused:
+                    info.update(state="refused", reason=refused)
             else:
                 exe = build.executable(tree, target)
                 if exe is None:
@@ -413,10 +425,12 @@ class KitRunner:
 
     # -- bwgrade --------------------------------------------------------------
 
-    def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float) -> Outcome:
+    def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float,
+                 stdin_text: str | None = None) -> Outcome:
         from .cmd_test import read_json
         assert self.bwgrade is not None
-        r = run_limited([str(self.bwgrade), *args, "--json", str(json_path)], timeout, env=env)
+        r = run_limited([str(self.bwgrade), *args, "--json", str(json_path)], timeout, env=env,
+                        stdin_text=stdin_text)
         doc = read_json(json_path) if r.rc is not None else None
         return Outcome(r.rc, doc, r.output, r.timed_out, r.seconds)
 
@@ -424,15 +438,23 @@ class KitRunner:
              timeout: float, json_path: Path) -> Outcome:
         args = ["test", exercise, "--worker", str(worker), "--quiet"]
         if seed.value is not None:
-            args += ["--seed", str(seed.value)]
+            # On standard input, not the command line: /proc/PID/cmdline is
+            # readable by every process of the user, the worker included.
+            args += ["--seed", "-"]
         if seed.hidden:
             args.append("--hidden")
-        return self._bwgrade(args, json_path, env, timeout)
+        return self._bwgrade(args, json_path, env, timeout,
+                             stdin_text=None if seed.value is None else f"{seed.value}\n")
 
     def bench(self, exercise: str, worker: Path, env: dict[str, str], timeout: float,
               json_path: Path) -> Outcome:
         return self._bwgrade(["bench", exercise, "--worker", str(worker), "--label", "student",
                               "--quick"], json_path, env, timeout)
+
+
+def _has_object(tree: Path, target: str, exercise: str) -> bool:
+    from . import vet
+    return vet.find_object(tree, target, exercise) is not None
 
 
 def _vet(tree: Path, target: str, exercise: str) -> str | None:

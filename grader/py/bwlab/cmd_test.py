@@ -153,7 +153,10 @@ def error_doc(exercise: str, status: str, detail: str, lines: list[str] | None =
 
 
 def worker_problem_doc(w: build.Worker) -> dict:
-    return error_doc(w.exercise, w.status, w.message, w.lines)
+    doc = error_doc(w.exercise, w.status, w.message, w.lines)
+    if w.rule:
+        doc["rule"], doc["symbol"] = w.rule, w.symbol   # the evidence, for instructors
+    return doc
 
 
 def test_extra_args(args: argparse.Namespace, sanitizer: str | None) -> list[str]:

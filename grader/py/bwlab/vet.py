@@ -9,7 +9,14 @@ whole worker, timing code included. The exercises only ask for C++ functions
 every global symbol the file defines must be a C++ (mangled, `_Z...`) name or
 one that the compiler itself generates.
 
-Second rule, the course policy on libraries: the exercise is to write the
+Second rule, what the student's code may call: nothing that starts threads
+or processes, loads code or reaches the runtime behind the linker's back,
+or writes files and descriptors (the grader's channel among them). An
+exercise needs none of it, and each is a way to work outside the timed
+region or to talk to the grader. stdio to stdout/stderr, exit and abort
+stay allowed: the worker captures and survives those.
+
+Third rule, the course policy on libraries: the exercise is to write the
 kernel, so calling cuBLAS or using CUB/Thrust device-wide algorithms is refused
 unless $BWLAB_ALLOW_LIBRARIES is 1 (yes/on/true).
 
@@ -78,12 +85,54 @@ LIBRARY_RULES = (
 )
 
 
+# Rule C: functions the student's object may not call (undefined symbols).
+# Each entry: the category named in the message, why it is refused, and the
+# exact names (plain C, so the name is the symbol) or, for C++ library
+# functions, a pattern on the mangled name.
+FORBIDDEN_CALLS = (
+    ("threads", "work on another thread escapes the timed region",
+     ("pthread_create", "thrd_create"), re.compile(r"^_ZNSt6thread|^_ZNSt7jthread")),
+    ("processes", "a second process escapes the grader's control",
+     ("fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl",
+      "execlp", "execle", "fexecve", "posix_spawn", "posix_spawnp", "system", "popen",
+      "daemon", "setsid", "setpgid", "setpgrp", "ptrace", "kill", "killpg", "prctl"), None),
+    ("raw system access", "it reaches code or memory behind the linker's back",
+     ("syscall", "dlopen", "dlmopen", "dlsym", "dlvsym", "mprotect", "mmap", "mmap64",
+      "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress",
+      "cuGetProcAddress_v2"), None),
+    ("files and descriptors", "the grader's channel and files are descriptors too",
+     ("open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "creat",
+      "creat64", "fopen", "fopen64", "freopen", "freopen64", "fdopen", "write", "pwrite",
+      "pwrite64", "writev", "pwritev", "send", "sendto", "sendmsg", "socket", "connect",
+      "dup", "dup2", "dup3", "unlink", "unlinkat", "rename", "renameat", "remove",
+      "truncate", "ftruncate", "ftruncate64", "mkdir", "symlink", "link", "chmod", "fchmod",
+      "memfd_create", "shm_open", "mkstemp", "tmpfile"),
+     re.compile(r"basic_[io]?fstream|basic_filebuf|^_ZNSt10filesystem|^_ZNSt7__cxx1110filesystem")),
+)
+
+
+# The NVTX code that CUB and Thrust headers bring in loads its profiler
+# injection with dlopen/dlsym: with NVTX present those two are the library's,
+# judged by the library rule (refused by default, allowed with libraries).
+NVTX_LOADER_CALLS = ("dlopen", "dlsym", "dlclose")
+
+
+def _forbidden_call(name: str) -> tuple[str, str] | None:
+    """(category, why) when name is a function the student may not call."""
+    # Versioned references (`write@GLIBC_2.2.5`) count as the plain name.
+    base = name.split("@", 1)[0]
+    for category, why, names, pattern in FORBIDDEN_CALLS:
+        if base in names or (pattern is not None and pattern.search(base)):
+            return category, why
+    return None
+
+
 # --- results --------------------------------------------------------------------------
 
 @dataclass
 class Refusal:
     symbol: str
-    rule: str        # "interposition" or "library"
+    rule: str        # "interposition", "forbidden_call" or "library"
     message: str     # one sentence a student understands
     others: int = 0  # further offending symbols not named
 
@@ -129,6 +178,17 @@ def check_symbols(defined: list[str], undefined: list[str], allow_libraries: boo
                   source: str = "your file") -> Refusal | None:
     """Apply the rules to nm's lists; the first problem found, or None."""
     found: list[Refusal] = []
+    has_nvtx = any(s.startswith(NVTX_PREFIXES) for s in defined)
+    for s in undefined:
+        if has_nvtx and s.split("@", 1)[0] in NVTX_LOADER_CALLS:
+            continue
+        hit = _forbidden_call(s)
+        if hit:
+            category, why = hit
+            found.append(Refusal(s, "forbidden_call", (
+                f"{source} calls {s} ({category}): submissions may not start threads or "
+                f"processes, load code, or open and write files or descriptors ({why}); "
+                f"print with printf or std::cout instead of writing to descriptors")))
     if not allow_libraries:
         for lib, where, pat in LIBRARY_RULES:
             pool = undefined if where == "undefined" else defined + undefined
@@ -153,8 +213,10 @@ def check_symbols(defined: list[str], undefined: list[str], allow_libraries: boo
             f"or the grader); make it static, put it in an anonymous namespace, or rename it")))
     if not found:
         return None
-    # Name the most telling problem: replacing a function beats using a library.
-    found.sort(key=lambda r: r.rule != "interposition")
+    # Name the most telling problem: replacing a function, then a forbidden
+    # call, then a library.
+    order = {"interposition": 0, "forbidden_call": 1, "library": 2}
+    found.sort(key=lambda r: order[r.rule])
     first = found[0]
     first.others = len(found) - 1
     return first

@@ -1,0 +1,14 @@
+/* The hash of the arrays' data after a call, as the worker computes it on
+ * the device for every benchmark call (bw_hash_term in mix64.h): comparing
+ * the two proves the worker's hashes describe the output the grader checked. */
+#ifndef BWLAB_IMAGE_HASH_H
+#define BWLAB_IMAGE_HASH_H
+#include <stdint.h>
+#include "image.h"
+
+/* Sum of bw_hash_term(key, j, i, data_j[i]) over the n elements of each of
+ * the n_arrays images lying back to back, image_bytes apart, from images. */
+uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_bytes,
+                        const bw_image_layout *l, int64_t n, uint64_t key, int threads);
+
+#endif
