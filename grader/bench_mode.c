@@ -235,7 +235,6 @@ static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
     memset(&req, 0, sizeof req);
     req.magic = BW_PROTO_MAGIC;
     req.kind = BW_REQ_COPY_BENCH;
-    req.restore_array = -1;
     req.copy_bytes = (uint64_t)c->bytes;
     apply_sampling(&req, s);
     bw_reply r;
@@ -291,9 +290,7 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     }
     bw_request req;
     bw_case_data_request(&d, BW_REQ_BENCH, &req);
-    /* In place, every sample must start from the same input; with rotation
-     * (always, here) every array is rewritten before each call anyway. */
-    req.restore_array = ex->in_place ? ex->n_arrays - 1 : -1;
+    /* Every array is rewritten before each call (in place or not). */
     req.rotate_seed = fresh_key((uint64_t)row->n);
     req.hash_key = fresh_key(req.rotate_seed);
     apply_sampling(&req, s);
@@ -450,12 +447,12 @@ int bw_bench_main(const bw_bench_opts *o)
         goto report;
     }
 
-    /* Which sizes fit: the images, a device copy of the restored array, and
+    /* Which sizes fit: the images, a device copy of each array's data, and
      * the L2 flush buffer (taken as twice the L2). */
     int64_t largest = 0;
     for (int i = 0; i < n_rows; i++) {
         bw_image_layout l = bw_image_layout_for(rows[i].n, rows[i].offset, 0);
-        uint64_t extra = (ex->in_place ? l.total_bytes : 0) + 2 * (uint64_t)device.l2_bytes;
+        uint64_t extra = (uint64_t)ex->n_arrays * l.data_bytes + 2 * (uint64_t)device.l2_bytes;
         char *short_of = bw_memory_shortfall(ex, rows[i].n, &l, extra, &device, bw_runner_shm(run));
         if (short_of) {
             rows[i].status = "skipped";

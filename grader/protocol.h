@@ -16,7 +16,7 @@
 typedef enum {
     BW_REQ_HELLO = 1,   /* report device properties; no student code runs */
     BW_REQ_RUN,         /* upload images, call once, synchronize, download images */
-    BW_REQ_BENCH,       /* upload, time many calls from restored inputs, download last output */
+    BW_REQ_BENCH,       /* upload, one checked call, then many timed calls on rotated arrays */
     BW_REQ_COPY_BENCH,  /* time a device-to-device copy of copy_bytes */
     BW_REQ_QUIT
 } bw_req_kind;
@@ -35,7 +35,6 @@ typedef struct {
     int32_t n;                   /* elements */
     float alpha;
     int32_t n_arrays;
-    int32_t restore_array;       /* BENCH: array to restore before each sample (in place), -1 none */
     uint64_t front_bytes;        /* per-array image layout, see image.h */
     uint64_t data_bytes;
     uint64_t back_bytes;
@@ -52,7 +51,7 @@ typedef struct {
     /* BENCH: every call (warmup and timed) gets its arrays rotated by a fresh
      * amount, and its output is hashed against the first, validated call, so a
      * call that skips or shortens its work is noticed (see bench_timing.c). */
-    uint64_t rotate_seed;        /* 0: no rotation (plain restore, no hashes) */
+    uint64_t rotate_seed;        /* the rotation amounts' seed; must not be 0 */
     uint64_t hash_key;           /* keys the output hash (bw_output_hash in mix64.h) */
 } bw_request;
 
@@ -72,7 +71,7 @@ typedef struct {
     /* per timed sample: host clock from before the start event to after a
      * device-wide synchronize, minus the event time (the median, ms) */
     double lag_median_ms;
-    /* BENCH with rotate_seed: the validated call's output hash, and how many
+    /* BENCH: the validated call's output hash, and how many
      * later calls (warmup + timed) gave a different one; first_bad_call is
      * 1-based over those calls, 0 when none */
     uint64_t out_hash;

@@ -753,7 +753,6 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     memset(&q, 0, sizeof q);
     q.magic = BW_PROTO_MAGIC;
     q.kind = BW_REQ_HELLO;
-    q.restore_array = -1;
     bw_reply rep;
     char *cwhy = NULL;
     double t = o->startup_timeout_s > 0 ? o->startup_timeout_s : DEFAULT_STARTUP_S;
@@ -899,7 +898,6 @@ void bw_worker_stop(bw_worker *w)
             memset(&q, 0, sizeof q);
             q.magic = BW_PROTO_MAGIC;
             q.kind = BW_REQ_QUIT;
-            q.restore_array = -1;
             if (send(w->chan, &q, sizeof q, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof q)
                 (void)wait_exit(w, w->grace_s);
         }

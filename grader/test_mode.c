@@ -264,7 +264,6 @@ void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *r
     req->n = (int32_t)d->c.n;
     req->alpha = d->ex->uses_alpha ? d->c.alpha : 0.0f;
     req->n_arrays = d->ex->n_arrays;
-    req->restore_array = -1;
     req->front_bytes = d->layout.front_bytes;
     req->data_bytes = d->layout.data_bytes;
     req->back_bytes = d->layout.back_bytes;

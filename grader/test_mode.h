@@ -87,7 +87,7 @@ void bw_case_data_free(bw_case_data *d);
  * output that is not read. Returns the first image, or NULL with *why set. */
 uint8_t *bw_case_data_build(const bw_case_data *d, bw_shm *shm, char **why);
 
-/* A request of the given kind for these images (restore_array -1). */
+/* A request of the given kind for these images. */
 void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *req);
 
 /* Checks the images the worker sent back: guards, inputs unchanged, output

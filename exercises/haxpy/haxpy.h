@@ -7,7 +7,9 @@
 // - alpha is finite.
 // - x and y are device pointers aligned only to 2 bytes, but both have the
 //   same offset modulo 256 bytes: (uintptr_t)x % 256 == (uintptr_t)y % 256.
-// - You may launch kernels asynchronously and return; the grader synchronizes.
+// - Launch on the default stream (or a cudaStreamCreate stream) and return;
+//   the grader synchronizes. Every call must do all of its work: see
+//   handout/grading.md, "What the benchmark expects of a call".
 // - Read and write only x[0..n-1] and y[0..n-1]; never change x.
 #pragma once
 #include <cstdint>

@@ -7,7 +7,9 @@
 // - a, b and c are device pointers aligned only to 2 bytes, but all three
 //   have the same offset modulo 256 bytes.
 // - c overlaps neither a nor b.
-// - You may launch kernels asynchronously and return; the grader synchronizes.
+// - Launch on the default stream (or a cudaStreamCreate stream) and return;
+//   the grader synchronizes. Every call must do all of its work: see
+//   handout/grading.md, "What the benchmark expects of a call".
 // - Read only a[0..n-1] and b[0..n-1], write only c[0..n-1]; never change a or b.
 #pragma once
 #include <cstdint>

@@ -1,6 +1,6 @@
 /* BENCH / COPY_BENCH timing in the worker, see bench_timing.h.
  *
- * One sample: [prepare: reset device state; restore or rotate the arrays]
+ * One sample: [prepare: reset device state; rotate the arrays]
  *             [flush: a kernel reading twice the L2 size (l2_flush.cu)]
  *             event start, the operation, event stop, synchronize,
  *             [check: hash the output (BENCH with rotation)].
@@ -109,7 +109,7 @@ static cudaError_t enqueue_op(bw_timed_op *t)
     return e != cudaSuccess ? e : last;
 }
 
-/* One untimed call from restored inputs, synchronized. */
+/* One untimed call from freshly prepared arrays, synchronized. */
 static cudaError_t untimed_call(bw_timed_op *t)
 {
     cudaError_t e = prepare(t);
@@ -383,12 +383,7 @@ typedef struct {
     float alpha;
     int n_arrays;
     void *ptrs[BW_MAX_ARRAYS];
-    /* without rotation: the in-place array restored before each call */
-    void *restore_dst;
-    const void *restore_src;
-    size_t restore_bytes;
-    /* with rotation: pristine copies of every array's n elements */
-    void *pristine[BW_MAX_ARRAYS];
+    void *pristine[BW_MAX_ARRAYS];  /* copies of every array's n elements */
     uint64_t rng;                 /* state for the rotation amounts */
     int64_t rot;                  /* the rotation of the current call */
     uint64_t key, want;           /* hash key; the validated call's hash */
@@ -402,13 +397,6 @@ static cudaError_t student_op(void *p)
     student_ctx *c = p;
     bw_student_call(c->n, c->alpha, c->ptrs);
     return cudaSuccess;
-}
-
-static cudaError_t student_restore(void *p)
-{
-    student_ctx *c = p;
-    return cudaMemcpyAsync(c->restore_dst, c->restore_src, c->restore_bytes,
-                           cudaMemcpyDeviceToDevice, (cudaStream_t)0);
 }
 
 /* Every array rewritten from its pristine copy, rotated by r. */
@@ -469,9 +457,9 @@ static cudaError_t student_check(void *p)
     return cudaSuccess;
 }
 
-/* With rotation: pristine copies of every array, then the validated call
- * (unrotated, output back to shared memory) whose hash the later calls
- * must give. 0 on success. */
+/* Pristine copies of every array, then the validated call (unrotated,
+ * arrays back to shared memory) whose hash the later calls must give.
+ * 0 on success. */
 static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arrays *a,
                           uint8_t *images, bw_reply *r)
 {
@@ -523,58 +511,6 @@ static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arra
     return 0;
 }
 
-/* Without rotation: the in-place array is restored from a copy before each
- * call, and one more call from pristine arrays after timing is validated. */
-static int restore_setup(student_ctx *c, const bw_request *q, const bw_dev_arrays *a,
-                         bw_timed_op *t, bw_reply *r)
-{
-    if (q->restore_array < 0)
-        return 0;
-    const size_t image_bytes = (size_t)q->image_bytes;
-    cudaError_t e = cudaMalloc(&c->pristine[0], image_bytes);
-    if (e != cudaSuccess) {
-        c->pristine[0] = NULL;
-        fail(r, e, "grader allocating the %zu-byte restore copy", image_bytes);
-        return -1;
-    }
-    e = cudaMemcpy(c->pristine[0], a->dev[q->restore_array], image_bytes,
-                   cudaMemcpyDeviceToDevice);
-    if (e != cudaSuccess) {
-        fail(r, e, "grader copying the restore array");
-        return -1;
-    }
-    c->restore_dst = a->dev[q->restore_array];
-    c->restore_src = c->pristine[0];
-    c->restore_bytes = image_bytes;
-    t->prepare = student_restore;
-    return 0;
-}
-
-static int validate_after(student_ctx *c, const bw_dev_arrays *a, uint8_t *images, bw_reply *r)
-{
-    cudaError_t e = bw_dev_arrays_upload(a, images);
-    if (e != cudaSuccess) {
-        fail(r, e, "after the timed calls, re-uploading the arrays");
-        return -1;
-    }
-    bw_reset_device_state();
-    bw_student_call(c->n, c->alpha, c->ptrs);
-    cudaError_t launch = cudaGetLastError();
-    e = sync_and_check();
-    if (launch != cudaSuccess)
-        e = launch;
-    if (e != cudaSuccess) {
-        fail(r, e, "the student's call, validation run after timing");
-        return -1;
-    }
-    e = bw_dev_arrays_download(a, images);
-    if (e != cudaSuccess) {
-        fail(r, e, "copying the arrays back after the validation run");
-        return -1;
-    }
-    return 0;
-}
-
 void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
 {
     bw_dev_arrays a;
@@ -582,7 +518,6 @@ void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
     student_ctx c;
     memset(&c, 0, sizeof c);
     const size_t image_bytes = (size_t)q->image_bytes;
-    const int rotating = q->rotate_seed != 0;
 
     bw_reset_device_state();
     cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
@@ -603,25 +538,17 @@ void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
     memset(&t, 0, sizeof t);
     t.op = student_op;
     t.ctx = &c;
-    if (rotating) {
-        if (rotation_setup(&c, q, &a, images, r) != 0)
-            goto out;
-        t.prepare = student_rotate;
-        t.check = student_check;
-    } else if (restore_setup(&c, q, &a, &t, r) != 0) {
+    if (rotation_setup(&c, q, &a, images, r) != 0)
         goto out;
-    }
+    t.prepare = student_rotate;
+    t.check = student_check;
 
     if (measure(&t, q, r, "the student's call") != 0)
         goto out;
-    if (rotating) {
-        r->calls_checked = c.checked;
-        r->calls_bad = c.bad;
-        r->first_bad_call = c.first_bad;
-        r->first_bad_rotation = (int32_t)c.first_bad_rot;
-    } else if (validate_after(&c, &a, images, r) != 0) {
-        goto out;
-    }
+    r->calls_checked = c.checked;
+    r->calls_bad = c.bad;
+    r->first_bad_call = c.first_bad;
+    r->first_bad_rotation = (int32_t)c.first_bad_rot;
     r->status = BW_REP_OK;
     snprintf(r->message, sizeof r->message, "ok");
 out:

@@ -1,5 +1,5 @@
 /* BENCH and COPY_BENCH in the worker: time many calls with CUDA events,
- * each from restored inputs and (optionally) a cold L2, until the mean is
+ * each from freshly rotated arrays and (optionally) a cold L2, until the mean is
  * known well enough. Both requests share one sampling loop. */
 #ifndef BWLAB_BENCH_TIMING_H
 #define BWLAB_BENCH_TIMING_H
@@ -10,9 +10,10 @@
 double bw_now_s(void);
 
 /* BENCH. images: the shared-memory file's mapping, already checked to hold
- * n_arrays images. Fills r: status BW_REP_OK with the statistics (the
- * images in shared memory then hold the output of one more call from
- * pristine inputs), or BW_REP_CUDA_ERROR / BW_REP_BAD_REQUEST with message.
+ * n_arrays images. Fills r: status BW_REP_OK with the statistics, the
+ * per-call hash checks and the hash of the first call (whose arrays the
+ * images in shared memory then hold), or BW_REP_CUDA_ERROR /
+ * BW_REP_BAD_REQUEST with message.
  * batch_event_ms and batch_host_ms are totals for the host_batch calls
  * (not per call); their ratio is what matters. */
 void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r);

@@ -308,8 +308,8 @@ static void do_bench(const bw_request *q, bw_reply *r)
 {
     if (check_layout(q, r) != 0 || ensure_device(r) != 0)
         return;
-    if (q->restore_array < -1 || q->restore_array >= q->n_arrays) {
-        bad_request(r, "restore_array out of range");
+    if (q->rotate_seed == 0) {
+        bad_request(r, "BENCH needs a non-zero rotate_seed");
         return;
     }
     uint8_t *images = map_shm(q->shm_bytes, r);

@@ -70,7 +70,7 @@ if step corpus; then
       | xargs -P 4 -I{} sh -c "$one_entry" "$OUT"
     while read -r d; do grep -q '"alone": true' "${d}expect.json" && echo "$d"; done < "$OUT/corpus_entries.txt" \
       | xargs -P 1 -I{} sh -c "$one_entry" "$OUT"
-    python3 tests/gpu/check_corpus.py "$OUT/corpus" ${CORPUS:-} | tee "$OUT/corpus.txt"
+    python3 tests/gpu/check_corpus.py --tests-only "$OUT/corpus" ${CORPUS:-} | tee "$OUT/corpus.txt"
     note "$(tail -1 "$OUT/corpus.txt")"
 fi
 if step hostile; then

@@ -1,11 +1,12 @@
 """Compare the corpus's results with each entry's expect.json.
 
-    python3 tests/gpu/check_corpus.py RESULTS_DIR [ENTRY...]
+    python3 tests/gpu/check_corpus.py [--tests-only] RESULTS_DIR [ENTRY...]
 
 RESULTS_DIR holds <entry>.json (`run.py test --json`) for each
 tests/corpus/<entry>/ (or for the entries named), and <entry>.bench.json
 (`run.py benchmark --quick --json`) for entries whose expect.json has a
-"bench" part. expect.json keys:
+"bench" part (unless --tests-only, which checks the test verdicts alone).
+expect.json keys:
 
   status, diagnoses, outcomes     the test verdict (diagnoses and outcomes: all
                                   of these must appear)
@@ -76,7 +77,7 @@ def check_bench(exp: dict, row: dict | None) -> list[str]:
     return bad
 
 
-def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str, str]:
+def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True) -> tuple[bool, str, str]:
     """(ok, the line to print, the verdict in a few words for the table)."""
     exp = json.loads((entry / "expect.json").read_text())
     ex = exp["exercise"]
@@ -91,7 +92,7 @@ def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str, str]
     else:
         codes = [d["code"] for d in r.get("diagnoses", [])]
         got += f" {r.get('passed')}/{r.get('total')}" + (f" [{', '.join(codes)}]" if codes else "")
-    if "bench" in exp:
+    if "bench" in exp and bench:
         bf = results / f"{entry.name}.bench.json"
         row = largest_row(json.loads(bf.read_text()), ex) if bf.exists() else None
         bad += check_bench(exp["bench"], row)
@@ -103,14 +104,17 @@ def verdict(entry: pathlib.Path, results: pathlib.Path) -> tuple[bool, str, str]
 
 
 def main() -> int:
-    results = pathlib.Path(sys.argv[1])
-    only = set(sys.argv[2:])
+    argv = sys.argv[1:]
+    bench = "--tests-only" not in argv
+    argv = [a for a in argv if a != "--tests-only"]
+    results = pathlib.Path(argv[0])
+    only = set(argv[1:])
     good = bad = 0
     table = []
     for entry in sorted((ROOT / "tests" / "corpus").iterdir()):
         if not (entry / "expect.json").exists() or (only and entry.name not in only):
             continue
-        ok, text, got = verdict(entry, results)
+        ok, text, got = verdict(entry, results, bench)
         good += ok
         bad += not ok
         print(f"{'OK ' if ok else 'BAD'} {entry.name:22} {text}")

@@ -782,6 +782,35 @@ class RunLimitedTests(unittest.TestCase):
         self.assertIsNone(r.rc)
 
 
+class SecretSeedTests(unittest.TestCase):
+    """KitRunner.test with a stand-in bwgrade that records its command line
+    and standard input. Catches the secret seed going back onto the command
+    line, where /proc/PID/cmdline shows it to every process of the user."""
+
+    def test_secret_seed_goes_on_stdin_not_argv(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            log = tmp / "log.json"
+            fake = tmp / "bwgrade"
+            fake.write_text(
+                f"#!{sys.executable}\n"
+                "import json, sys\n"
+                f"json.dump({{'argv': sys.argv[1:], 'stdin': sys.stdin.read()}}, open({str(log)!r}, 'w'))\n"
+                "out = sys.argv[sys.argv.index('--json') + 1]\n"
+                "json.dump({'tool': 'bwgrade', 'mode': 'test', 'status': 'pass'}, open(out, 'w'))\n")
+            fake.chmod(0o755)
+            runner = cmd_grade.KitRunner(ROOT, tmp, EXERCISES, bwgrade=fake)
+            seed = cmd_grade.Seed(SECRET, "secret", "test", True)
+            out = runner.test("haxpy", tmp / "worker", seed, dict(os.environ), 30, tmp / "r.json")
+            self.assertEqual(out.rc, 0, out.output)
+            got = json.loads(log.read_text())
+            self.assertNotIn(str(SECRET), " ".join(got["argv"]))
+            i = got["argv"].index("--seed")
+            self.assertEqual(got["argv"][i + 1], "-")
+            self.assertEqual(got["stdin"].strip(), str(SECRET))
+            self.assertIn("--hidden", got["argv"])
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

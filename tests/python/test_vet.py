@@ -255,6 +255,24 @@ class ObjectTests(unittest.TestCase):
 class RuleTests(unittest.TestCase):
     """check_symbols on nm lists written by hand (no nvcc)."""
 
+    def test_forbidden_call_matches_versioned_and_mangled_names(self):
+        # Catches a rule that misses glibc's versioned references or the
+        # mangled C++ library calls (std::thread, std::ofstream).
+        for name in ("write@GLIBC_2.2.5", "fork", "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+                     "_ZNSt14basic_ofstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode"):
+            r = vet.check_symbols(["_Z5haxpyifPK13__nv_bfloat16PS_"], [name], allow_libraries=True)
+            self.assertIsNotNone(r, name)
+            self.assertEqual(r.rule, "forbidden_call", name)
+        # Names that merely contain a forbidden word are not calls to it.
+        for name in ("printf", "fwrite", "_ZSt4cout", "writev_helper_not_libc", "cudaMemcpy"):
+            self.assertIsNone(vet.check_symbols([], [name], allow_libraries=True), name)
+
+    def test_nvtx_loader_calls_are_the_library_rule(self):
+        # Catches CUB's NVTX dlopen/dlsym being refused when libraries are allowed.
+        defined = ["nvtxGlobals_v3"]
+        self.assertIsNone(vet.check_symbols(defined, ["dlopen", "dlsym"], allow_libraries=True))
+        self.assertIsNotNone(vet.check_symbols([], ["dlopen"], allow_libraries=True))
+
     def test_mangled_and_helpers_allowed(self):
         defined = ["_Z5haxpyifPK13__nv_bfloat16PS_", "DW.ref.__gxx_personality_v0",
                    "__fatbinwrap_38_tmpxft_0001_haxpy_cu", "__cudaRegisterLinkedBinary_x"]

@@ -84,7 +84,6 @@ static bw_request run_req(int n, int n_arrays, const bw_shm *shm)
     q.kind = BW_REQ_RUN;
     q.n = n;
     q.n_arrays = n_arrays;
-    q.restore_array = -1;
     q.image_bytes = IMAGE_BYTES;
     q.data_bytes = IMAGE_BYTES;
     q.shm_bytes = bw_shm_size(shm);
@@ -309,38 +308,35 @@ START_TEST(output_is_capped_and_taken_once)
 }
 END_TEST
 
-START_TEST(garbage_is_a_protocol_error)
+/* Fake-worker mode n writes something other than its reply to the channel:
+ * the call must fail at once as a protocol error whose reason holds word,
+ * and the worker must be gone. */
+static void assert_protocol_error(int n, const char *word)
 {
     bw_shm *shm = make_shm(IMAGE_BYTES);
     bw_worker *w = start_fake(shm, 4096);
     char *why = NULL;
     double t0 = now_s();
-    ck_assert_int_eq(call_n(w, shm, -5, 5.0, NULL, &why), BW_CALL_PROTOCOL);
-    ck_assert_msg(now_s() - t0 < 2.0, "garbage must be noticed at once");
-    ck_assert_msg(contains(why, "garbage"), "why: %s", why != NULL ? why : "(null)");
+    ck_assert_int_eq(call_n(w, shm, n, 5.0, NULL, &why), BW_CALL_PROTOCOL);
+    ck_assert_msg(now_s() - t0 < 2.0, "mode %d must be noticed at once", n);
+    ck_assert_msg(contains(why, word), "why: %s", why != NULL ? why : "(null)");
     free(why);
     ck_assert(!bw_worker_alive(w));
     assert_no_children();
     bw_worker_stop(w);
     bw_shm_destroy(shm);
 }
+
+START_TEST(garbage_is_a_protocol_error)
+{
+    assert_protocol_error(-5, "garbage");
+}
 END_TEST
 
 /* Catches a supervisor that trusts any reply with the right magic and kind. */
 START_TEST(forged_reply_is_a_protocol_error)
 {
-    bw_shm *shm = make_shm(IMAGE_BYTES);
-    bw_worker *w = start_fake(shm, 4096);
-    char *why = NULL;
-    double t0 = now_s();
-    ck_assert_int_eq(call_n(w, shm, -17, 5.0, NULL, &why), BW_CALL_PROTOCOL);
-    ck_assert_msg(now_s() - t0 < 2.0, "a forged reply must be noticed at once");
-    ck_assert_msg(contains(why, "forged"), "why: %s", why != NULL ? why : "(null)");
-    free(why);
-    ck_assert(!bw_worker_alive(w));
-    assert_no_children();
-    bw_worker_stop(w);
-    bw_shm_destroy(shm);
+    assert_protocol_error(-17, "forged");
 }
 END_TEST
 

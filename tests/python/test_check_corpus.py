@@ -1,0 +1,66 @@
+"""tests/gpu/check_corpus.py on made-up results (no GPU): the checker that
+decides whether each hostile submission got its intended verdict must itself
+refuse the wrong ones."""
+import importlib.util
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("check_corpus", ROOT / "tests/gpu/check_corpus.py")
+check_corpus = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check_corpus)
+
+
+def test_result(status, outcomes=("pass",), diagnoses=(), **extra):
+    cases = [{"outcome": o, "detail": extra.pop("detail", None)} for o in outcomes]
+    return {"status": status, "passed": 1, "total": 1, "cases": cases,
+            "diagnoses": [{"code": d} for d in diagnoses], **extra}
+
+
+class CheckCorpusTests(unittest.TestCase):
+    def run_entry(self, name, test, bench_row=None, bench=True):
+        entry = ROOT / "tests" / "corpus" / name
+        ex = json.loads((entry / "expect.json").read_text())["exercise"]
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / f"{name}.json").write_text(json.dumps({"exercises": {ex: test}}))
+            if bench_row is not None:
+                doc = {"exercises": {ex: {"submission": {"rows": [bench_row]}}}}
+                (d / f"{name}.bench.json").write_text(json.dumps(doc))
+            return check_corpus.verdict(entry, d, bench)[0]
+
+    def test_bench_verdict_is_checked(self):
+        # Catches a checker that looks only at the test status of a cheat
+        # that passes every test case.
+        passing = test_result("pass")
+        caught = {"n": 268435455, "status": "not_recomputed",
+                  "rule": "every call computes its whole output from its inputs"}
+        self.assertTrue(self.run_entry("memo_pointers", passing, caught))
+        self.assertFalse(self.run_entry("memo_pointers", passing, dict(caught, status="ok")))
+        self.assertFalse(self.run_entry("memo_pointers", passing, None))
+        self.assertTrue(self.run_entry("memo_pointers", passing, None, bench=False))
+
+    def test_refusal_rule_and_symbol_are_checked(self):
+        # Catches accepting a refusal for the wrong reason.
+        good = test_result("refused", outcomes=(), rule="forbidden_call", symbol="fork")
+        self.assertTrue(self.run_entry("forks", good))
+        self.assertFalse(self.run_entry("forks", dict(good, rule="library")))
+        self.assertFalse(self.run_entry("forks", dict(good, symbol="exit")))
+
+    def test_detail_is_checked(self):
+        # Catches a forged reply that failed for some other reason passing.
+        self.assertTrue(self.run_entry("forges_reply", test_result(
+            "fail", outcomes=("crash",), diagnoses=("crash",), detail="a forged reply on the ...")))
+        self.assertFalse(self.run_entry("forges_reply", test_result(
+            "fail", outcomes=("crash",), diagnoses=("crash",), detail="killed by signal SEGV")))
+
+    def test_ceiling_on_figure(self):
+        passing = test_result("pass")
+        self.assertTrue(self.run_entry("sleeps", passing, {"n": 1, "status": "ok", "pct_peak": 2.4}))
+        self.assertFalse(self.run_entry("sleeps", passing, {"n": 1, "status": "ok", "pct_peak": 60.0}))
+
+
+if __name__ == "__main__":
+    unittest.main()
