@@ -8,9 +8,12 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("check_corpus", ROOT / "tests/gpu/check_corpus.py")
-check_corpus = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(check_corpus)
+CHECKER = ROOT / "tests" / "gpu" / "check_corpus.py"
+check_corpus = None
+if CHECKER.is_file() and (ROOT / "tests" / "corpus").is_dir():
+    spec = importlib.util.spec_from_file_location("check_corpus", CHECKER)
+    check_corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_corpus)
 
 
 def test_result(status, outcomes=("pass",), diagnoses=(), **extra):
@@ -20,6 +23,9 @@ def test_result(status, outcomes=("pass",), diagnoses=(), **extra):
 
 
 class CheckCorpusTests(unittest.TestCase):
+    def setUp(self):
+        if check_corpus is None:
+            self.skipTest("no tests/gpu/ or tests/corpus/ in this copy of the kit (the student handout)")
     def run_entry(self, name, test, bench_row=None, bench=True):
         entry = ROOT / "tests" / "corpus" / name
         ex = json.loads((entry / "expect.json").read_text())["exercise"]
