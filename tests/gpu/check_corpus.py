@@ -15,6 +15,10 @@ expect.json keys:
                                   the symbol it named
   bench: {status, rule,           the largest benchmark row: its status and
           max_pct_peak}           rule, and a ceiling on its % of the datasheet
+  hostile                         part of the hostile corpus (acceptance.sh
+                                  grade_mix grades these together)
+  alone                           run by itself: it disturbs others on the GPU
+  about                           what the entry does, for the table
 
 Prints one line per entry (OK or BAD, with what was expected and what came),
 then a table of every entry's verdict, and a closing count; exits 1 if any
