@@ -6,11 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "mix64.h"
 #include "bench_mode.h"
 #include "image_hash.h"
+#include "random_u64.h"
 #include "parallel_for.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -111,17 +110,6 @@ static const char *outcome_status(bw_outcome o)
     case BW_OUTCOME_PASS: break;
     }
     return "ok";
-}
-
-/* Fresh for every row: the rotations must not be predictable from the kit
- * or the seed. Never 0, which would turn rotation off. */
-static uint64_t fresh_key(uint64_t salt)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t v = bw_mix64(((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-                          ((uint64_t)getpid() << 20) ^ bw_mix64(salt));
-    return v != 0 ? v : 1;
 }
 
 /* The per-call checks of a timed row; 0 when it passed them. */
@@ -291,8 +279,9 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     bw_request req;
     bw_case_data_request(&d, BW_REQ_BENCH, &req);
     /* Every array is rewritten before each call (in place or not). */
-    req.rotate_seed = fresh_key((uint64_t)row->n);
-    req.hash_key = fresh_key(req.rotate_seed);
+    /* Fresh for every row: not predictable from the kit or the seed. */
+    req.rotate_seed = bw_random_u64();
+    req.hash_key = bw_random_u64();
     apply_sampling(&req, s);
     bw_reply r;
     char *detail = NULL, *output = NULL;

@@ -1,5 +1,4 @@
 /* See image_hash.h. */
-#include <stdlib.h>
 #include <string.h>
 #include "image_hash.h"
 #include "mix64.h"
@@ -11,7 +10,7 @@ typedef struct {
     const uint8_t *data;
     int array;
     uint64_t key;
-    int64_t chunk;              /* elements per slot of sums[] */
+    int64_t n, chunk;           /* elements, and elements per slot of sums[] */
     uint64_t sums[MAX_CHUNKS];  /* one per chunk, so threads never share a slot */
 } hash_job;
 
@@ -19,7 +18,7 @@ static void hash_body(int64_t begin, int64_t end, void *ctx)
 {
     hash_job *j = ctx;
     for (int64_t c = begin; c < end; c++) {
-        int64_t lo = c * j->chunk, hi = lo + j->chunk;
+        int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
         uint64_t s = 0;
         for (int64_t i = lo; i < hi; i++) {
             uint16_t v;
@@ -36,35 +35,18 @@ uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_byte
     uint64_t total = 0;
     if (n <= 0)
         return 0;
-    hash_job *j = malloc(sizeof *j);
-    /* per >= n / MAX_CHUNKS, so at most MAX_CHUNKS full chunks */
-    int64_t per = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+    hash_job j;
+    j.n = n;
+    j.chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+    const int64_t chunks = (n + j.chunk - 1) / j.chunk; /* at most MAX_CHUNKS */
     for (int a = 0; a < n_arrays; a++) {
-        const uint8_t *data = images + (uint64_t)a * image_bytes + l->front_bytes;
-        if (j == NULL) { /* no memory for the job: one thread, same sum */
-            for (int64_t i = 0; i < n; i++) {
-                uint16_t v;
-                memcpy(&v, data + 2 * i, sizeof v);
-                total += bw_hash_term(key, a, (uint64_t)i, v);
-            }
-            continue;
-        }
-        memset(j, 0, sizeof *j);
-        j->data = data;
-        j->array = a;
-        j->key = key;
-        j->chunk = per;
-        /* The last chunk may be short: hash it here, the full ones in parallel. */
-        int64_t full = n / per;
-        parallel_for(full, threads, 1, hash_body, j);
-        for (int64_t c = 0; c < full; c++)
-            total += j->sums[c];
-        for (int64_t i = full * per; i < n; i++) {
-            uint16_t v;
-            memcpy(&v, data + 2 * i, sizeof v);
-            total += bw_hash_term(key, a, (uint64_t)i, v);
-        }
+        j.data = images + (uint64_t)a * image_bytes + l->front_bytes;
+        j.array = a;
+        j.key = key;
+        /* If a thread cannot start, parallel_for finishes the work itself. */
+        parallel_for(chunks, threads, 1, hash_body, &j);
+        for (int64_t c = 0; c < chunks; c++)
+            total += j.sums[c];
     }
-    free(j);
     return total;
 }

@@ -3,9 +3,9 @@
  * with the exact elements that are wrong, then how to replay one. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "format_alloc.h"
 #include "image.h"
 #include "report_text.h"
 
@@ -219,22 +219,6 @@ static void print_verdict(FILE *f, const bw_case *c, const bw_case_result *r)
 }
 
 /* malloc'd printf, for sentences that are then word-wrapped. */
-__attribute__((format(printf, 1, 2)))
-static char *text_alloc(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (!s)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* Wraps a malloc'd sentence as a detail line of a case, then frees it. */
 static void detail_line(FILE *f, char *text)
 {
@@ -250,13 +234,13 @@ static void print_guard(FILE *f, const bw_exercise *ex, const bw_case *c, const 
     const char *role = r->guard_array == ex->n_arrays - 1 ? "the output" : "an input";
     char *where;
     if (e1 < 0)
-        where = text_alloc("elements %" PRId64 "..%" PRId64 " (before index 0)", e0, e1);
+        where = bw_format_alloc("elements %" PRId64 "..%" PRId64 " (before index 0)", e0, e1);
     else if (e0 >= c->n)
-        where = text_alloc("elements %" PRId64 "..%" PRId64 " (past the end: n=%" PRId64 ")", e0,
+        where = bw_format_alloc("elements %" PRId64 "..%" PRId64 " (past the end: n=%" PRId64 ")", e0,
                            e1, c->n);
     else
-        where = text_alloc("elements %" PRId64 "..%" PRId64, e0, e1);
-    detail_line(f, text_alloc("wrote outside the array: %" PRId64 " guard byte%s changed around "
+        where = bw_format_alloc("elements %" PRId64 "..%" PRId64, e0, e1);
+    detail_line(f, bw_format_alloc("wrote outside the array: %" PRId64 " guard byte%s changed around "
                               "array %d (%s), %s",
                               r->guard_bad_bytes, r->guard_bad_bytes == 1 ? "" : "s",
                               r->guard_array, role, where ? where : "?"));
@@ -311,15 +295,15 @@ static void print_failure(FILE *f, const bw_exercise *ex, const bw_case *c, cons
         if (r->guard_bad_bytes > 0)
             print_guard(f, ex, c, r);
         if (r->input_changed > 0)
-            detail_line(f, text_alloc("changed input array %d, which must only be read: %" PRId64
+            detail_line(f, bw_format_alloc("changed input array %d, which must only be read: %" PRId64
                                       " element%s, first at index %" PRId64,
                                       r->input_array, r->input_changed,
                                       r->input_changed == 1 ? "" : "s", r->input_first));
         /* Worth saying only where the output should have changed. */
         if (r->nothing_written && ex->in_place && o->mismatches > 0)
-            detail_line(f, text_alloc("the call left the output array exactly as it was"));
+            detail_line(f, bw_format_alloc("the call left the output array exactly as it was"));
         if (r->nondeterministic)
-            detail_line(f, text_alloc("a second run on the same inputs gave different output: "
+            detail_line(f, bw_format_alloc("a second run on the same inputs gave different output: "
                                       "a race between threads?"));
         /* In a FAIL the detail is what compute-sanitizer found. */
         if (r->detail && same_as >= 0) {

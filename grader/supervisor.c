@@ -24,7 +24,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +40,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mix64.h"
+#include "channel_io.h"
+#include "format_alloc.h"
+#include "mono_clock.h"
+#include "random_u64.h"
 #include "supervisor.h"
 
 extern char **environ;
@@ -75,25 +77,6 @@ struct bw_worker {
 
 /* ------------------------------------------------------------------ helpers */
 
-static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *strf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (len < 0)
-        return NULL;
-    char *s = malloc((size_t)len + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    (void)vsnprintf(s, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 static void set_why(char **why, char *text)
 {
     if (why != NULL) {
@@ -102,13 +85,6 @@ static void set_why(char **why, char *text)
     } else {
         free(text);
     }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void sleep_s(double s)
@@ -143,7 +119,7 @@ static int make_temp_file(const char *tag, char **path_out)
     for (int i = 0; i < 2; i++) {
         if (dirs[i] == NULL || dirs[i][0] == '\0')
             continue;
-        char *path = strf("%s/bwlab-%s-XXXXXX", dirs[i], tag);
+        char *path = bw_format_alloc("%s/bwlab-%s-XXXXXX", dirs[i], tag);
         if (path == NULL)
             return -1;
         int fd = mkstemp(path);
@@ -167,7 +143,7 @@ static int make_temp_file(const char *tag, char **path_out)
 static char *find_on_path(const char *name)
 {
     if (strchr(name, '/') != NULL)
-        return strf("%s", name);
+        return bw_format_alloc("%s", name);
     const char *path = getenv("PATH");
     if (path == NULL || path[0] == '\0')
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -175,7 +151,7 @@ static char *find_on_path(const char *name)
     for (;;) {
         const char *colon = strchr(p, ':');
         size_t len = colon != NULL ? (size_t)(colon - p) : strlen(p);
-        char *cand = len == 0 ? strf("./%s", name) : strf("%.*s/%s", (int)len, p, name);
+        char *cand = len == 0 ? bw_format_alloc("./%s", name) : bw_format_alloc("%.*s/%s", (int)len, p, name);
         if (cand == NULL)
             return NULL;
         struct stat st;
@@ -238,14 +214,14 @@ static char *describe_status(int status)
         const char *ab = signal_abbrev(sig);
         const char *desc = strsignal(sig);
         if (ab != NULL)
-            return strf("the worker was killed by signal %s (%s)%s", ab,
+            return bw_format_alloc("the worker was killed by signal %s (%s)%s", ab,
                         desc != NULL ? desc : "?", signal_hint(sig));
-        return strf("the worker was killed by signal %d (%s)", sig, desc != NULL ? desc : "?");
+        return bw_format_alloc("the worker was killed by signal %d (%s)", sig, desc != NULL ? desc : "?");
     }
     if (WIFEXITED(status))
-        return strf("the worker exited with status %d before replying "
+        return bw_format_alloc("the worker exited with status %d before replying "
                     "(the student code called exit()?)", WEXITSTATUS(status));
-    return strf("the worker ended (wait status 0x%x)", (unsigned)status);
+    return bw_format_alloc("the worker ended (wait status 0x%x)", (unsigned)status);
 }
 
 /* ------------------------------------------------------- process lifetime */
@@ -271,11 +247,11 @@ static int child_exited(bw_worker *w)
 /* Waits up to grace_s for the worker to exit by itself. */
 static int wait_exit(bw_worker *w, double grace_s)
 {
-    double end = now_s() + grace_s;
+    double end = bw_mono_s() + grace_s;
     for (;;) {
         if (child_exited(w))
             return 1;
-        if (now_s() >= end)
+        if (bw_mono_s() >= end)
             return 0;
         sleep_s(0.002);
     }
@@ -433,22 +409,6 @@ static int valid_tool(const char *t)
 
 /* ---------------------------------------------------------- the channel */
 
-static int send_all(int fd, const void *buf, size_t len)
-{
-    const unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
 /* The peer closed its end (or the send failed): the worker is dead or dying. */
 static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
 {
@@ -458,30 +418,9 @@ static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
     if (exited)
         set_why(why, describe_status(status));
     else
-        set_why(why, strf("the worker closed its channel (descriptor %d) without replying "
+        set_why(why, bw_format_alloc("the worker closed its channel (descriptor %d) without replying "
                           "(the student code closed it?); it was killed", CHILD_CHANNEL_FD));
     return BW_CALL_CRASHED;
-}
-
-/* A token for one request, unpredictable to the code in the worker: a
- * reply that does not echo it was not written by the worker's own loop. */
-static uint64_t fresh_nonce(void)
-{
-    static uint64_t counter = 0;
-    uint64_t v = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-            v = 0;
-        close(fd);
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    counter++;
-    /* Never 0, so that a zeroed reply cannot match. */
-    v ^= bw_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 40) ^
-                  counter);
-    return v != 0 ? v : 1;
 }
 
 static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
@@ -489,13 +428,13 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
 {
     bw_request q = *req;
     q.magic = BW_PROTO_MAGIC;
-    q.nonce = fresh_nonce();
+    q.nonce = bw_random_u64(); /* a reply must echo it: see protocol.h */
     memset(rep, 0, sizeof *rep);
     if (w == NULL || !w->alive || w->chan < 0) {
-        set_why(why, strf("the worker is not running (start a new one)"));
+        set_why(why, bw_format_alloc("the worker is not running (start a new one)"));
         return BW_CALL_CRASHED;
     }
-    if (send_all(w->chan, &q, sizeof q) != 0)
+    if (bw_send_all(w->chan, &q, sizeof q) != 0)
         return peer_gone(w, 0, why);
 
     unsigned char *buf = (unsigned char *)rep;
@@ -503,16 +442,16 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
     size_t got = 0;
     int magic_checked = 0;
     int exited = 0;
-    double deadline = timeout_s > 0 ? now_s() + timeout_s : -1.0;
+    double deadline = timeout_s > 0 ? bw_mono_s() + timeout_s : -1.0;
     while (got < need) {
         int slice = POLL_SLICE_MS;
         if (exited) {
             slice = 0; /* drain what it wrote before dying */
         } else if (deadline >= 0) {
-            double left = deadline - now_s();
+            double left = deadline - bw_mono_s();
             if (left <= 0) {
                 (void)kill_and_reap(w);
-                set_why(why, strf("no answer after %g s (hang or infinite loop?); "
+                set_why(why, bw_format_alloc("no answer after %g s (hang or infinite loop?); "
                                   "the worker was killed", timeout_s));
                 return BW_CALL_TIMEOUT;
             }
@@ -526,7 +465,7 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
                 continue;
             int err = errno;
             (void)kill_and_reap(w);
-            set_why(why, strf("poll on the worker channel failed: %s", strerror(err)));
+            set_why(why, bw_format_alloc("poll on the worker channel failed: %s", strerror(err)));
             return BW_CALL_PROTOCOL;
         }
         if (pr == 0) {
@@ -552,7 +491,7 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
             if (rep->magic != BW_PROTO_MAGIC) {
                 uint32_t m = rep->magic;
                 (void)kill_and_reap(w);
-                set_why(why, strf("garbage on the worker channel (magic 0x%08x, expected 0x%08x; "
+                set_why(why, bw_format_alloc("garbage on the worker channel (magic 0x%08x, expected 0x%08x; "
                                   "did the student code write to descriptor %d?); "
                                   "the worker was killed",
                                   (unsigned)m, (unsigned)BW_PROTO_MAGIC, CHILD_CHANNEL_FD));
@@ -562,7 +501,7 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
     }
     if (rep->nonce != q.nonce) {
         (void)kill_and_reap(w);
-        set_why(why, strf("a forged reply on the grader's channel (descriptor %d): it does not "
+        set_why(why, bw_format_alloc("a forged reply on the grader's channel (descriptor %d): it does not "
                           "carry this request's token, so the worker's own code did not write it. "
                           "Code under test must never write to the grader's descriptors; the "
                           "worker was killed", CHILD_CHANNEL_FD));
@@ -571,7 +510,7 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
     if (rep->kind != q.kind) {
         uint32_t k = rep->kind;
         (void)kill_and_reap(w);
-        set_why(why, strf("the worker answered request kind %u to a request of kind %u; "
+        set_why(why, bw_format_alloc("the worker answered request kind %u to a request of kind %u; "
                           "it was killed", (unsigned)k, (unsigned)q.kind));
         return BW_CALL_PROTOCOL;
     }
@@ -604,18 +543,18 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     if (hello != NULL)
         memset(hello, 0, sizeof *hello);
     if (o == NULL || o->worker_path == NULL || shm == NULL || bw_shm_fd(shm) < 0) {
-        set_why(why, strf("bw_worker_start: missing worker path or shared memory"));
+        set_why(why, bw_format_alloc("bw_worker_start: missing worker path or shared memory"));
         return NULL;
     }
     if (o->sanitizer != NULL && !valid_tool(o->sanitizer)) {
-        set_why(why, strf("unknown sanitizer tool '%s' (memcheck, racecheck, initcheck, synccheck)",
+        set_why(why, bw_format_alloc("unknown sanitizer tool '%s' (memcheck, racecheck, initcheck, synccheck)",
                           o->sanitizer));
         return NULL;
     }
 
     bw_worker *w = calloc(1, sizeof *w);
     if (w == NULL) {
-        set_why(why, strf("out of memory"));
+        set_why(why, bw_format_alloc("out of memory"));
         return NULL;
     }
     w->pid = -1;
@@ -632,16 +571,16 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     const char *file = o->worker_path;
 
     if (o->sanitizer != NULL) {
-        san = o->sanitizer_path != NULL ? strf("%s", o->sanitizer_path)
+        san = o->sanitizer_path != NULL ? bw_format_alloc("%s", o->sanitizer_path)
                                         : find_on_path("compute-sanitizer");
         if (san == NULL) {
-            set_why(why, strf("compute-sanitizer was not found on PATH "
+            set_why(why, bw_format_alloc("compute-sanitizer was not found on PATH "
                               "(add the CUDA toolkit's bin directory to PATH)"));
             goto fail;
         }
         w->san_log = make_temp_file("sanitizer", &w->san_log_path);
         if (w->san_log < 0) {
-            set_why(why, strf("cannot create the sanitizer log file: %s", strerror(errno)));
+            set_why(why, bw_format_alloc("cannot create the sanitizer log file: %s", strerror(errno)));
             goto fail;
         }
         int a = 0;
@@ -663,7 +602,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     }
 
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-        set_why(why, strf("socketpair: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("socketpair: %s", strerror(errno)));
         goto fail;
     }
     set_cloexec(sv[0]);
@@ -671,28 +610,28 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     w->chan = sv[0];
     w->capture = make_temp_file("output", NULL);
     if (w->capture < 0) {
-        set_why(why, strf("cannot create the output capture file: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("cannot create the output capture file: %s", strerror(errno)));
         goto fail;
     }
     int fl = fcntl(w->capture, F_GETFL);
     if (fl < 0 || fcntl(w->capture, F_SETFL, fl | O_APPEND) < 0) {
-        set_why(why, strf("fcntl on the capture file: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("fcntl on the capture file: %s", strerror(errno)));
         goto fail;
     }
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0) {
-        set_why(why, strf("cannot open /dev/null: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("cannot open /dev/null: %s", strerror(errno)));
         goto fail;
     }
     if (pipe(ep) != 0) {
-        set_why(why, strf("pipe: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("pipe: %s", strerror(errno)));
         goto fail;
     }
     set_cloexec(ep[0]);
     set_cloexec(ep[1]);
     env = build_env();
     if (env == NULL) {
-        set_why(why, strf("out of memory"));
+        set_why(why, bw_format_alloc("out of memory"));
         goto fail;
     }
 
@@ -721,7 +660,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     fflush(NULL); /* nothing buffered may be written twice */
     pid_t pid = fork();
     if (pid < 0) {
-        set_why(why, strf("fork: %s", strerror(errno)));
+        set_why(why, bw_format_alloc("fork: %s", strerror(errno)));
         goto fail;
     }
     if (pid == 0)
@@ -745,7 +684,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     close_fd(&ep[0]);
     if (r == (ssize_t)sizeof child_err) {
         (void)kill_and_reap(w);
-        set_why(why, strf("cannot run %s: %s", file, strerror(child_err)));
+        set_why(why, bw_format_alloc("cannot run %s: %s", file, strerror(child_err)));
         goto fail;
     }
 
@@ -761,18 +700,18 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
         char *out = bw_worker_take_output(w);
         char *head;
         if (st != BW_CALL_OK)
-            head = strf("the worker %s did not start: %s", o->worker_path,
+            head = bw_format_alloc("the worker %s did not start: %s", o->worker_path,
                         cwhy != NULL ? cwhy : "?");
         else if (rep.status == BW_REP_NO_DEVICE)
-            head = strf("no usable CUDA device: %s", rep.message);
+            head = bw_format_alloc("no usable CUDA device: %s", rep.message);
         else
-            head = strf("the worker %s did not start: status %d: %s", o->worker_path,
+            head = bw_format_alloc("the worker %s did not start: status %d: %s", o->worker_path,
                         (int)rep.status, rep.message);
         if (st == BW_CALL_OK && hello != NULL)
             *hello = rep;
         free(cwhy);
         if (out != NULL && head != NULL) {
-            set_why(why, strf("%s\n--- its output ---\n%s", head, out));
+            set_why(why, bw_format_alloc("%s\n--- its output ---\n%s", head, out));
             free(head);
         } else {
             set_why(why, head);
@@ -835,7 +774,7 @@ static char *with_cut_note(char *text, uint64_t total)
     size_t len = strlen(text);
     if (total <= len)
         return text;
-    char *s = strf("%s%s[... %llu more bytes cut]\n", text,
+    char *s = bw_format_alloc("%s%s[... %llu more bytes cut]\n", text,
                    (len > 0 && text[len - 1] != '\n') ? "\n" : "",
                    (unsigned long long)(total - len));
     if (s == NULL)

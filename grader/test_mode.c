@@ -3,14 +3,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "diagnose.h"
 #include "inputs.h"
+#include "mono_clock.h"
 #include "parallel_for.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -25,30 +24,6 @@
 #define MIB ((uint64_t)1 << 20)
 
 /* ---- small utilities ----------------------------------------------------- */
-
-char *bw_format_alloc(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (len < 0)
-        return NULL;
-    char *s = malloc((size_t)len + 1);
-    if (!s)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* A growable string; out-of-memory leaves it short rather than failing. */
 typedef struct {
@@ -576,7 +551,7 @@ static void set_detail(bw_case_result *r, char *detail)
  * kit's developers; students never need it). */
 static void phase(double *mark, double *times, int k)
 {
-    double t = now_s();
+    double t = bw_mono_s();
     times[k] = t - *mark;
     *mark = t;
 }
@@ -585,7 +560,7 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, b
 {
     const bw_exercise *ex = run->ex;
     int threads = parallel_default_threads();
-    double t0 = now_s();
+    double t0 = bw_mono_s();
     double mark = t0, times[4] = {0, 0, 0, 0}, call_ms = 0;
     bw_test_result_init(r);
     bw_case_data d;
@@ -670,7 +645,7 @@ sanitizer_log:
     }
 done:
     bw_case_data_free(&d);
-    r->seconds = now_s() - t0;
+    r->seconds = bw_mono_s() - t0;
     if (r->seconds > 0.5 && getenv("BWLAB_TIMING"))
         fprintf(stderr, "timing: case %d n=%" PRId64 ": %.2f s = inputs+reference %.2f, images %.2f, "
                         "worker call %.2f (student call %.3f), checks %.2f, rest %.2f\n", c->index, c->n,
@@ -744,7 +719,7 @@ static void progress(int show, const char *tool, int i, int count, double *last)
 {
     if (!show)
         return;
-    double t = now_s();
+    double t = bw_mono_s();
     if (i < count && t - *last < 0.2)
         return;
     *last = t;

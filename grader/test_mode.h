@@ -7,6 +7,7 @@
 #include "case_result.h"
 #include "cases.h"
 #include "exercise.h"
+#include "format_alloc.h"
 #include "image.h"
 #include "protocol.h"
 #include "shm.h"
@@ -40,8 +41,6 @@ int bw_parse_sanitizers(const char *list, const char *tools[BW_MAX_SANITIZERS]);
 
 /* ---- shared with bench mode --------------------------------------------- */
 
-/* malloc'd printf; NULL only when out of memory. */
-char *bw_format_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct bw_runner bw_runner;
 

@@ -30,17 +30,11 @@
 #include "device_arrays.h"
 #include "l2_flush.h"
 #include "mix64.h"
+#include "mono_clock.h"
 #include "sample_check.h"
 
 #define MAX_SAMPLES_LIMIT 1000000
 #define MIN_FLUSH_BYTES ((size_t)8 << 20)
-
-double bw_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef cudaError_t (*bw_enqueue_fn)(void *ctx);
 
@@ -137,7 +131,7 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
         e = flush_l2(t);
     /* The flush may still be running: the lag includes the rest of it, the
      * same for every operation measured, the copy included. */
-    double h0 = bw_now_s();
+    double h0 = bw_mono_s();
     if (e == cudaSuccess)
         e = cudaEventRecord(t->ev0, (cudaStream_t)0);
     if (e == cudaSuccess)
@@ -147,7 +141,7 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
     if (e == cudaSuccess)
         e = cudaEventSynchronize(t->ev1);
     cudaError_t s = sync_and_check();
-    double h1 = bw_now_s();
+    double h1 = bw_mono_s();
     if (e == cudaSuccess)
         e = s;
     if (e != cudaSuccess)
@@ -166,7 +160,7 @@ static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samp
                                int *failed_at)
 {
     double mean = 0.0, m2 = 0.0;
-    double t0 = bw_now_s();
+    double t0 = bw_mono_s();
     int k = 0;
     *count = 0;
     while (k < max_samples) {
@@ -187,7 +181,7 @@ static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samp
             if (noise <= q->target_noise)
                 break;
         }
-        if (q->time_cap_s > 0.0 && bw_now_s() - t0 >= q->time_cap_s)
+        if (q->time_cap_s > 0.0 && bw_mono_s() - t0 >= q->time_cap_s)
             break;
     }
     return cudaSuccess;
@@ -205,7 +199,7 @@ static cudaError_t host_batch(bw_timed_op *t, int batch, double *event_ms, doubl
         e = s;
     if (e != cudaSuccess)
         return e;
-    double h0 = bw_now_s();
+    double h0 = bw_mono_s();
     e = cudaEventRecord(t->ev0, (cudaStream_t)0);
     for (int i = 0; i < batch && e == cudaSuccess; i++)
         e = t->op(t->ctx);
@@ -214,7 +208,7 @@ static cudaError_t host_batch(bw_timed_op *t, int batch, double *event_ms, doubl
     if (e == cudaSuccess)
         e = cudaEventRecord(t->ev1, (cudaStream_t)0);
     s = cudaDeviceSynchronize();
-    double h1 = bw_now_s();
+    double h1 = bw_mono_s();
     if (e == cudaSuccess)
         e = s;
     s = cudaGetLastError();

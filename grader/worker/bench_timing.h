@@ -6,9 +6,6 @@
 #include <stdint.h>
 #include "protocol.h"
 
-/* Seconds on CLOCK_MONOTONIC. */
-double bw_now_s(void);
-
 /* BENCH. images: the shared-memory file's mapping, already checked to hold
  * n_arrays images. Fills r: status BW_REP_OK with the statistics, the
  * per-call hash checks and the hash of the first call (whose arrays the

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shm.h"
+#include "random_u64.h"
 #include "supervisor.h"
 #include "check_support.h"
 
@@ -340,6 +341,21 @@ START_TEST(forged_reply_is_a_protocol_error)
 }
 END_TEST
 
+/* The reply tokens: catches a constant, a 0 (which a zeroed forged reply
+ * would match) or a short cycle. */
+START_TEST(tokens_are_nonzero_and_distinct)
+{
+    enum { N = 1000 };
+    static uint64_t v[N];
+    for (int i = 0; i < N; i++) {
+        v[i] = bw_random_u64();
+        ck_assert_uint_ne(v[i], 0);
+        for (int j = 0; j < i; j++)
+            ck_assert_uint_ne(v[i], v[j]);
+    }
+}
+END_TEST
+
 START_TEST(stop_kills_the_whole_group)
 {
     bw_shm *shm = make_shm(IMAGE_BYTES);
@@ -589,6 +605,7 @@ static Suite *supervisor_suite(void)
     tcase_add_test(tc, output_is_capped_and_taken_once);
     tcase_add_test(tc, garbage_is_a_protocol_error);
     tcase_add_test(tc, forged_reply_is_a_protocol_error);
+    tcase_add_test(tc, tokens_are_nonzero_and_distinct);
     tcase_add_test(tc, stop_kills_the_whole_group);
     tcase_add_test(tc, dead_worker_with_lingering_child_is_noticed);
     tcase_add_test(tc, cuda_error_reply_ends_the_worker);
