@@ -251,6 +251,19 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
                     const bw_bench_report *rep, bw_bench_row *row)
 {
     const bw_exercise *ex = o->ex;
+    /* Every row in a worker of its own, whose first call is this row's
+     * validated call: whatever the code settled on its earlier calls (a
+     * library's tile size, a cached launch configuration, chosen for the
+     * gate's tiny n) would otherwise be timed here, not what its users get. */
+    char *fresh_why = NULL;
+    if (bw_runner_restart(run, &fresh_why) != 0) {
+        row->status = "crash";
+        row->detail = bw_format_alloc("a fresh worker for this row would not start: %s",
+                                      fresh_why ? fresh_why : "no reason given");
+        free(fresh_why);
+        return;
+    }
+    row->worker_pid = bw_runner_worker_pid(run);
     bw_case c;
     memset(&c, 0, sizeof c);
     c.index = -1;
@@ -283,6 +296,7 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     req.rotate_seed = bw_random_u64();
     req.hash_key = bw_random_u64();
     apply_sampling(&req, s);
+    req.profile_calls = o->profile_calls;
     bw_reply r;
     char *detail = NULL, *output = NULL;
     bw_outcome o2 = bw_runner_call(run, &req, BENCH_CALL_LIMIT_S, &r, &detail, &output);
@@ -388,6 +402,13 @@ int bw_bench_main(const bw_bench_opts *o)
     if (o->quick) {
         s.max_samples = 100;
         s.time_cap_s = 0.5;
+    }
+    if (o->profile_calls > 0) {
+        /* Under a profiler the figures mean nothing (ncu's hooks delay every
+         * launch: about 45 us per call on the H100), so sample no more than
+         * the minimum once the profiled calls are done. */
+        s.min_samples = s.max_samples = 1;
+        s.host_batch = 0;
     }
 
     bw_bench_report rep;

@@ -16,6 +16,10 @@ typedef struct {
     int n_offsets;
     int no_copy;
     int quick;                /* one large size, shorter sampling */
+    int profile_calls;        /* for a profiler: this many extra timed calls per row
+                                 after the warmup, each bracketed with
+                                 cudaProfilerStart/Stop; the run's figures are then
+                                 not a measurement (one sample, no host batch) */
     const char *json_path;    /* NULL: no JSON */
     uint64_t seed;            /* for the gate's cases and the timed inputs */
 } bw_bench_opts;

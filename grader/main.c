@@ -24,7 +24,8 @@ static const char usage_text[] =
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
     "               [--sanitize TOOLS] [--json FILE] [--quiet]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
-    "                [--offsets K,K,...] [--no-copy] [--quick] [--json FILE]\n"
+    "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
+    "                [--json FILE]\n"
     "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
     "\n"
     "  list      the exercises: name, arrays, in place, uses alpha, summary (tab-separated)\n"
@@ -43,6 +44,10 @@ static const char usage_text[] =
     "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1\n"
     "  --offsets LIST  pointer offsets in elements, 0 to 127\n"
     "  --quick         one large size, shorter sampling\n"
+    "  --profile-calls K  for a profiler (ncu --profile-from-start off): after the\n"
+    "                  warmup, K more calls timed as the samples are, each bracketed\n"
+    "                  alone with cudaProfilerStart/Stop; then one sample only:\n"
+    "                  under a profiler the figures are not a measurement\n"
     "\n"
     "exit status: 0 everything passed, 1 something failed, 2 usage error,\n"
     "             3 could not run (no CUDA device, worker would not start)\n";
@@ -64,7 +69,7 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset;
+    const char *n, *offset, *profile_calls;
     int hidden, quiet, no_copy, quick, help;
 } args;
 
@@ -92,6 +97,7 @@ static const option options[] = {
     VAL(label, CMD_BENCH),
     VAL(sizes, CMD_BENCH),
     VAL(offsets, CMD_BENCH),
+    {"--profile-calls", CMD_BENCH, offsetof(args, profile_calls), 0, 1},
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--no-copy", no_copy, CMD_BENCH),
@@ -423,6 +429,13 @@ int main(int argc, char **argv)
     o.label = a.label ? a.label : "student";
     o.no_copy = a.no_copy;
     o.quick = a.quick;
+    if (a.profile_calls) {
+        uint64_t k;
+        if (parse_u64(a.profile_calls, &k) != 0 || k < 1 || k > 1000)
+            return usage_error("--profile-calls takes a count from 1 to 1000, not '%s'",
+                               a.profile_calls);
+        o.profile_calls = (int)k;
+    }
     o.json_path = a.json;
     o.seed = seed;
     int64_t *sizes = NULL;

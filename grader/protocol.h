@@ -53,6 +53,11 @@ typedef struct {
      * call that skips or shortens its work is noticed (see bench_timing.c). */
     uint64_t rotate_seed;        /* the rotation amounts' seed; must not be 0 */
     uint64_t hash_key;           /* keys the output hash (bw_output_hash in mix64.h) */
+    /* BENCH: after the warmup, profile_calls more calls timed as the samples
+     * are, each bracketed alone with cudaProfilerStart/Stop (so that a
+     * profiler started with --profile-from-start off sees those calls'
+     * kernels and nothing else) and left out of the statistics */
+    int32_t profile_calls;
 } bw_request;
 
 typedef struct {

@@ -187,6 +187,12 @@ static void write_row(bw_json *w, const bw_bench_row *row)
     } else {
         bw_json_null(w);
     }
+    if (row->worker_pid > 0) {
+        bw_json_kint(w, "worker_pid", row->worker_pid);
+    } else {
+        bw_json_key(w, "worker_pid");
+        bw_json_null(w);
+    }
     bw_json_kstring(w, "status", row->status);
     bw_json_kstring(w, "rule", row->rule);
     bw_json_kstring(w, "detail", row->detail);

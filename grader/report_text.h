@@ -64,6 +64,7 @@ typedef struct {
     double lag_ms, lag_excess_ms;       /* per-sample host-clock lag (median), and its
                                            excess over the copy's; NAN if none */
     int calls_checked, calls_bad, first_bad_call, first_bad_rotation; /* output hashes */
+    long worker_pid;                /* the fresh worker process the row was timed in; 0: none */
     double gbs, pct_peak, pct_copy;     /* NAN when no figure is reported */
 } bw_bench_row;
 

@@ -827,6 +827,11 @@ int bw_worker_alive(const bw_worker *w)
     return w != NULL && w->alive;
 }
 
+long bw_worker_pid(const bw_worker *w)
+{
+    return w != NULL ? (long)w->pid : 0;
+}
+
 void bw_worker_stop(bw_worker *w)
 {
     if (w == NULL)

@@ -418,6 +418,15 @@ void bw_runner_close(bw_runner *run)
 const bw_reply *bw_runner_device(const bw_runner *run) { return &run->hello; }
 bw_shm *bw_runner_shm(bw_runner *run) { return run->shm; }
 
+int bw_runner_restart(bw_runner *run, char **why)
+{
+    *why = NULL;
+    drop_worker(run);
+    return start_worker(run, why, NULL);
+}
+
+long bw_runner_worker_pid(const bw_runner *run) { return run->w ? bw_worker_pid(run->w) : 0; }
+
 bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
                           char **detail, char **output)
 {

@@ -53,6 +53,12 @@ void bw_runner_close(bw_runner *run);
 /* The HELLO reply of the latest worker started. */
 const bw_reply *bw_runner_device(const bw_runner *run);
 bw_shm *bw_runner_shm(bw_runner *run);
+/* Replaces the worker with a fresh process, so that the next call is the
+ * first its student code sees (nothing it settled on an earlier call, such as
+ * a library's tile size, carries over). 0, or -1 with a malloc'd *why. */
+int bw_runner_restart(bw_runner *run, char **why);
+/* The process id of the current worker; 0 when none is running. */
+long bw_runner_worker_pid(const bw_runner *run);
 
 /* Sends req (starting a fresh worker first if the last one is gone) and
  * waits up to timeout_s. Returns BW_OUTCOME_PASS when the worker replied OK

@@ -14,17 +14,25 @@
 // CPU reference does, so the result matches it bit for bit. Subnormals are
 // kept because we do not build with fast-math (which would flush them).
 //
-// Compile-time knobs (try variants with -D, e.g. -DBW_VECS_PER_THREAD=2):
-//   BW_BLOCK            threads per block (multiple of 32)                [256]
+// Compile-time knobs (try variants with -D, e.g. -DBW_VECS_PER_THREAD=2).
+// Every one was measured (H100, n = 2^28 - 1, docs/BENCHMARKS.md); the
+// defaults are the fastest found, by 0.5-2% over their neighbours:
+//   BW_BLOCK            threads per block (multiple of 32)               [1024]
 //   BW_VECS_PER_THREAD  16-byte vectors per thread per array, i.e. loads
-//                       in flight per thread and array                    [2]
+//                       in flight per thread and array                    [1]
+//                       (more per thread measured slower: 2 by 1%, 4 by 2%;
+//                       2048 resident threads already keep enough in flight)
 //   BW_STREAMING        1: streaming cache hints (ld/st .cs, "evict first":
 //                       every byte is touched once, so do not keep it);
 //                       0: ordinary loads and stores                      [0]
 //                       (the hints sound right but measured 2.5% slower
 //                       on the H100, 9% on the H200: docs/BENCHMARKS.md)
+//   BW_LOAD_HINT        loads only: 1 L1::no_allocate, 2 L2::256B prefetch,
+//                       3 both, 0 none [0] (measured: 1 and 3 cost 2-3%,
+//                       2 nothing gained)
 //   BW_BLOCKS_PER_SM    0: one pass, one block per tile of the array;
 //                       k > 0: grid-stride loop over SMs * k blocks       [0]
+//                       (8 measured 5% slower)
 //   BW_HEAD_ALIGN       bytes the body is aligned to: 16 is the least a
 //                       16-byte access needs; 128 (one cache line) keeps
 //                       every warp's 512-byte access on whole lines;
@@ -37,16 +45,26 @@
 #include <cuda_runtime.h>
 
 #ifndef BW_BLOCK
-#define BW_BLOCK 256
+#define BW_BLOCK 1024
 #endif
 #ifndef BW_VECS_PER_THREAD
-#define BW_VECS_PER_THREAD 2
+#define BW_VECS_PER_THREAD 1
 #endif
 #ifndef BW_STREAMING
 #define BW_STREAMING 0
 #endif
 #ifndef BW_BLOCKS_PER_SM
 #define BW_BLOCKS_PER_SM 0
+#endif
+#ifndef BW_LOAD_HINT
+#define BW_LOAD_HINT 0
+#endif
+#if BW_LOAD_HINT == 1
+#define BW_LOAD_HINT_PTX ".L1::no_allocate"
+#elif BW_LOAD_HINT == 2
+#define BW_LOAD_HINT_PTX ".L2::256B"
+#elif BW_LOAD_HINT == 3
+#define BW_LOAD_HINT_PTX ".L1::no_allocate.L2::256B"
 #endif
 #ifndef BW_HEAD_ALIGN
 #define BW_HEAD_ALIGN 256
@@ -89,6 +107,11 @@ __device__ __forceinline__ uint4 load_vec(const uint4* p)
 {
 #if BW_STREAMING
     return __ldcs(p);
+#elif BW_LOAD_HINT > 0
+    uint4 v;
+    asm("ld.global" BW_LOAD_HINT_PTX ".v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
 #else
     return *p;
 #endif
@@ -172,9 +195,9 @@ haxpy_kernel(long long n, int head, long long n_vec, float alpha,
             // other, so they are in flight together. Why that matters:
             // bandwidth = bytes in flight / latency (Little's law). A DRAM
             // access under load takes around a microsecond, so sustaining
-            // ~3.3 TB/s needs ~3 MB in flight, ~25 KB per SM. Several 16-byte
-            // loads per thread give that with room to spare, even when fewer
-            // warps are resident or some are between tiles.
+            // ~3.3 TB/s needs ~3 MB in flight, ~25 KB per SM. One 16-byte
+            // load per array and thread, over 2048 resident threads, is
+            // 64 KB per SM: enough, and more per thread measured slower.
             uint4 xr[BW_VECS_PER_THREAD], yr[BW_VECS_PER_THREAD];
 #pragma unroll
             for (int k = 0; k < BW_VECS_PER_THREAD; ++k) {

@@ -4,8 +4,8 @@
 # the sanitizer, the benchmark against its peers, the profiler capture.
 #
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
-#   steps: build ctest sweep solutions stubs bench bench2 corpus hostile sanitize profile grade
-#          grade_mix grade_alone e2e selftest
+#   steps: build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize
+#          profile grade grade_mix grade_alone e2e selftest
 #
 # Logs go to a folder packed at the end into one archive, $OUT/gpu-logs.tar.gz;
 # the last lines printed are a summary.
@@ -17,7 +17,7 @@ OUT=$(mktemp -d /tmp/gpu-logs.XXXXXX)
 export PATH="$PATH:/usr/local/cuda/bin"
 export PYTHONUNBUFFERED=1
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 corpus hostile sanitize profile grade grade_mix grade_alone)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize profile grade grade_mix grade_alone)
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
@@ -36,7 +36,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.mem --format=
 if step build; then
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBW_WERROR=ON -DBW_REQUIRE_CHECK=ON > "$OUT/configure.log" 2>&1 \
         && timed 400 cmake --build build -j "$(nproc)" > "$OUT/build.log" 2>&1
-    note "build: exit $? (tail: $(tail -1 "$OUT/build.log"))"
+    rc=$?
+    note "build: exit $rc (tail: $(tail -1 "$OUT/build.log"))"
+    [ $rc -ne 0 ] && { tail -5 "$OUT/configure.log"; grep -E -m 8 'error|Error' "$OUT/build.log"; }
 fi
 if step ctest; then
     (cd build && timeout 300 ctest -j 8 --output-on-failure) > "$OUT/ctest.log" 2>&1
@@ -109,6 +111,7 @@ fi
 if step bench; then
     timed 500 python3 run.py benchmark --solutions --peers --json "$OUT/bench1.json" > "$OUT/bench1.txt" 2>&1
     note "bench run 1: exit $?"
+    cp "$OUT/bench1.json" "$PACK/bench1.json" 2>/dev/null   # for tests/gpu/bench_tables.py
 fi
 if step bench2; then
     # Two more runs back to back: do they agree within 1% at the largest size?
@@ -124,6 +127,27 @@ a, b = big(sys.argv[1]), big(sys.argv[2])
 print("; ".join(f"{k[0]} off {k[1]}: {a[k]} vs {b[k]} GB/s ({100 * (b[k] - a[k]) / a[k]:+.2f}%)" for k in sorted(a)))
 PY
 )"
+fi
+if step crosscheck; then
+    # Every figure against ncu: the solutions and their peers (cub, cuBLAS),
+    # the naive control and the corpus entries marked "crosscheck" (code that
+    # settles state on its first call, or loads with bulk copies).
+    # SIZES / OFFSETS narrow it (default: crosscheck's own, the headline sizes).
+    cc_args=()
+    [ -n "${SIZES:-}" ] && cc_args+=(--sizes "$SIZES")
+    [ -n "${OFFSETS:-}" ] && cc_args+=(--offsets "$OFFSETS")
+    timed 580 python3 run.py crosscheck --solutions --peers "${cc_args[@]}" \
+        --json "$OUT/crosscheck_solutions.json" > "$OUT/crosscheck_solutions.txt" 2>&1
+    note "crosscheck solutions and peers: exit $?"
+    grep -E 'rows agree|^crosscheck:' "$OUT/crosscheck_solutions.txt" | sed 's/^/   /'
+    for d in tests/corpus/simple_correct $(grep -l '"crosscheck": true' tests/corpus/*/expect.json | xargs -n1 dirname); do
+        e=$(basename "$d")
+        ex=$(python3 -c "import json; print(json.load(open('$d/expect.json'))['exercise'])")
+        timed 300 python3 run.py crosscheck "$ex" --submission "$d" "${cc_args[@]}" \
+            --json "$OUT/crosscheck_$e.json" > "$OUT/crosscheck_$e.txt" 2>&1
+        note "crosscheck $e: exit $?"
+        grep -E 'rows agree' "$OUT/crosscheck_$e.txt" | sed "s/^/   $e: /"
+    done
 fi
 if step grade; then
     # A batch like a class's: the solutions, the stubs and broken submissions,

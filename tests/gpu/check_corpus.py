@@ -14,7 +14,9 @@ expect.json keys:
   refused_rule, refused_symbol    status "refused": the vet rule, and a part of
                                   the symbol it named
   bench: {status, rule,           the largest benchmark row: its status and
-          max_pct_peak}           rule, and a ceiling on its % of the datasheet
+          max_pct_peak,           rule, a ceiling on its % of the datasheet,
+          min_pct_peak}           and a floor (a correct kernel timed as it runs)
+  crosscheck                      also checked against ncu (acceptance.sh crosscheck)
   hostile                         part of the hostile corpus (acceptance.sh
                                   grade_mix grades these together)
   alone                           run by itself: it disturbs others on the GPU
@@ -78,6 +80,8 @@ def check_bench(exp: dict, row: dict | None) -> list[str]:
     pct = row.get("pct_peak")
     if "max_pct_peak" in exp and (pct is None or pct > exp["max_pct_peak"]):
         bad.append(f"bench {pct}% of peak (want at most {exp['max_pct_peak']}%)")
+    if "min_pct_peak" in exp and (pct is None or pct < exp["min_pct_peak"]):
+        bad.append(f"bench {pct}% of peak (want at least {exp['min_pct_peak']}%)")
     return bad
 
 

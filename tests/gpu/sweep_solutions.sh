@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Builds the solutions with several knob settings (see the top of
-# solutions/*/*.cu) and benchmarks each at the largest size, offsets 0 and 1.
-# Needs a configured build/ with bwgrade and libbwworker.a. Prints one table.
+# solutions/*/*.cu) and benchmarks each at the two large sizes, next to the
+# CUB peer measured the same way in the same run.
+# Needs a built build/ (bwgrade, libbwworker.a, the cub workers). Prints one table.
+#   VARIANTS="NAME:-DKNOB=V,-DKNOB=V ..."   SIZES=N,N   OFFSETS=K,K
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
 W=$(mktemp -d /tmp/sweep.XXXXXX)
 VARIANTS=${VARIANTS:-"A16:-DBW_HEAD_ALIGN=16 A128:-DBW_HEAD_ALIGN=128 A256:-DBW_HEAD_ALIGN=256 A128S1:-DBW_HEAD_ALIGN=128,-DBW_STREAMING=1 A128V2:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=2 A128V8:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=8"}
 ARCH=${ARCH:-90}
+SIZES=${SIZES:-268435455,67108869}
+OFFSETS=${OFFSETS:-0,1,4}
 for ex in haxpy vector_sum; do
   for v in $VARIANTS; do
     name=${v%%:*}; flags=${v#*:}; flags=${flags//,/ }
@@ -17,10 +21,12 @@ for ex in haxpy vector_sum; do
 done
 wait
 for ex in haxpy vector_sum; do
-  for v in $VARIANTS; do
+  for v in $VARIANTS cub:; do
     name=${v%%:*}
-    build/bwgrade bench $ex --worker "$W/${ex}_$name" --label "$name" --sizes 268435455,67108869 \
-        --offsets 0,1,4 --no-copy --json "$W/${ex}_$name.json" > "$W/${ex}_$name.txt" 2>&1
+    worker="$W/${ex}_$name"
+    [ "$name" = cub ] && worker=build/bw_worker_${ex}_cub
+    build/bwgrade bench $ex --worker "$worker" --label "$name" --sizes "$SIZES" \
+        --offsets "$OFFSETS" --no-copy --json "$W/${ex}_$name.json" > "$W/${ex}_$name.txt" 2>&1
   done
 done
 python3 - "$W" <<'PY'

@@ -492,7 +492,8 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
                              .timed = 1, .samples = 40, .ms_median = 0.6, .ms_q1 = 0.597,
                              .ms_q3 = 0.606, .ms_min = 0.59, .ms_max = 0.7, .noise = 0.001,
                              .event_ms = 12, .host_ms = 12.2, .ratio = 12.2 / 12,
-                             .lag_ms = 0.015, .lag_excess_ms = 0.001, .calls_checked = 44};
+                             .lag_ms = 0.015, .lag_excess_ms = 0.001, .calls_checked = 44,
+                             .worker_pid = 4242};
     rows[0].gbs = 1610612730 / 0.6e-3 / 1e9;
     rows[0].pct_peak = 100 * rows[0].gbs / b->peak_gbs;
     rows[0].pct_copy = 100 * rows[0].gbs / b->copy.gbs;
@@ -558,14 +559,15 @@ START_TEST(bench_json)
            "\"pct_copy\": 91.67, \"host_check\": {\"event_ms\": 12.0, \"host_ms\": 12.2, "
            "\"ratio\": 1.0167, \"lag_ms\": 0.015, \"lag_excess_ms\": 0.001}, "
            "\"recompute_check\": {\"calls_checked\": 44, \"calls_differing\": 0, "
-           "\"first_differing_call\": 0, \"rotation_of_first\": 0}, \"status\": \"ok\", "
-           "\"rule\": null, \"detail\": null}");
+           "\"first_differing_call\": 0, \"rotation_of_first\": 0}, \"worker_pid\": 4242, "
+           "\"status\": \"ok\", \"rule\": null, \"detail\": null}");
     HAS(s, "\"gbs\": null, \"pct_peak\": null, \"pct_copy\": null, \"host_check\": {\"event_ms\": "
            "0.0, \"host_ms\": 0.0, \"ratio\": null, \"lag_ms\": null, \"lag_excess_ms\": null}, "
-           "\"recompute_check\": null, \"status\": \"impossible\", "
+           "\"recompute_check\": null, \"worker_pid\": null, \"status\": \"impossible\", "
            "\"rule\": \"a figure must be physically possible\"");
     HAS(s, "\"samples\": 0, \"ms_median\": null");
-    HAS(s, "\"host_check\": null, \"recompute_check\": null, \"status\": \"skipped\"");
+    HAS(s, "\"host_check\": null, \"recompute_check\": null, \"worker_pid\": null, "
+           "\"status\": \"skipped\"");
     free(s);
 
     b.copy.run = 0;

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "handout":   ("bwlab.cmd_handout",   "make the student handout (instructors)"),
     "asm":       ("bwlab.cmd_asm",       "show the SASS/PTX of an exercise"),
     "profile":   ("bwlab.cmd_profile",   "profile an exercise with Nsight Compute"),
+    "crosscheck": ("bwlab.cmd_crosscheck", "check benchmark figures against Nsight Compute"),
 }
 
 DESCRIPTION = """\

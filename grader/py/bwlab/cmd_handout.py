@@ -70,7 +70,6 @@ DENY = (
     "tests/data/asm/haxpy_solution.sm_90.cuobjdump.sass",
     "tests/data/asm_haxpy_solution_sm90.txt",
     "docs/BENCHMARKS.md",
-    "docs/benchmark_h100.png",
     "tests/gpu/",
     "build/",
     "grades/",

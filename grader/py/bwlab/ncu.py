@@ -303,6 +303,7 @@ class KernelResult:
     id: str
     name: str
     process: str = ""
+    pid: str = ""                     # the process id ncu names
     block: str = ""
     grid: str = ""
     device: str = ""
@@ -364,7 +365,8 @@ def _set_metric(k: KernelResult, name: str, unit: str, cell: str) -> None:
 
 def _launch(row: dict[str, str]) -> KernelResult:
     return KernelResult(id=row.get("ID", ""), name=row.get("Kernel Name", ""),
-                        process=row.get("Process Name", ""), block=row.get("Block Size", ""),
+                        process=row.get("Process Name", ""), pid=row.get("Process ID", "").strip(),
+                        block=row.get("Block Size", ""),
                         grid=row.get("Grid Size", ""), device=row.get("Device", ""),
                         cc=row.get("CC", ""))
 
