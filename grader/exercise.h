@@ -29,5 +29,11 @@ int bw_exercise_n_inputs(const bw_exercise *ex);
 int bw_exercise_is_input(const bw_exercise *ex, int k);
 /* Bytes of device memory traffic per element: each read array once, the output once. */
 int64_t bw_exercise_bytes_per_element(const bw_exercise *ex);
+/* The least DRAM traffic of one call of n elements, in bytes: every input
+ * byte read once (the benchmark flushes L2 first), and only the output bytes
+ * an L2 of l2_bytes cannot hold. A write-back L2 may still hold up to its
+ * size of output when the kernel ends, so a call whose output fits times
+ * faster than bytes_per_element * n at the datasheet peak, and honestly so. */
+double bw_exercise_least_dram_bytes(const bw_exercise *ex, int64_t n, int64_t l2_bytes);
 
 #endif

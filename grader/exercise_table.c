@@ -36,3 +36,11 @@ int64_t bw_exercise_bytes_per_element(const bw_exercise *ex)
 {
     return 2 * (int64_t)(ex->n_arrays + ex->in_place);
 }
+
+double bw_exercise_least_dram_bytes(const bw_exercise *ex, int64_t n, int64_t l2_bytes)
+{
+    const double element = 2.0;   /* bytes of one bf16 */
+    double reads = element * (double)n * (double)bw_exercise_n_inputs(ex);
+    double writes = element * (double)n - (double)(l2_bytes > 0 ? l2_bytes : 0);
+    return reads + (writes > 0.0 ? writes : 0.0);
+}

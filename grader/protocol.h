@@ -76,6 +76,9 @@ typedef struct {
     /* per timed sample: host clock from before the start event to after a
      * device-wide synchronize, minus the event time (the median, ms) */
     double lag_median_ms;
+    /* the span of two events with nothing between them, subtracted from
+     * every sample above (ms) */
+    double timer_ms;
     /* BENCH: the validated call's output hash, and how many
      * later calls (warmup + timed) gave a different one; first_bad_call is
      * 1-based over those calls, 0 when none */

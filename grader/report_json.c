@@ -161,6 +161,7 @@ static void write_row(bw_json *w, const bw_bench_row *row)
     bw_json_knumber_or_null(w, "ms_min", row->timed ? row->ms_min : none);
     bw_json_knumber_or_null(w, "ms_max", row->timed ? row->ms_max : none);
     bw_json_knumber_or_null(w, "noise", row->timed ? row->noise : none);
+    bw_json_knumber_or_null(w, "timer_ms", row->timed ? row->timer_ms : none);
     bw_json_knumber_or_null(w, "gbs", round_to(row->gbs, 100));
     bw_json_knumber_or_null(w, "pct_peak", round_to(row->pct_peak, 100));
     bw_json_knumber_or_null(w, "pct_copy", round_to(row->pct_copy, 100));
@@ -222,6 +223,7 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
         bw_json_knumber_or_null(&w, "gbs", round_to(c->gbs, 100));
         bw_json_knumber_or_null(&w, "pct_peak", round_to(c->pct_peak, 100));
         bw_json_knumber_or_null(&w, "lag_ms", c->lag_ms);
+        bw_json_knumber_or_null(&w, "timer_ms", c->timer_ms);
         bw_json_kint(&w, "samples", c->samples);
         bw_json_kstring(&w, "status", c->status);
         bw_json_kstring(&w, "detail", c->detail);

@@ -546,6 +546,9 @@ void bw_report_bench_copy(FILE *f, const bw_bench_report *r)
                 c->gbs);
         if (isfinite(c->pct_peak))
             fprintf(f, " (%.1f%% of peak)", c->pct_peak);
+        if (isfinite(c->timer_ms))
+            fprintf(f, "\n  timing: GPU time between two events, less their own %.2f us",
+                    c->timer_ms * 1e3);
         fputc('\n', f);
     } else {
         fprintf(f, "  copy: no figure (%s)%s%s\n", c->status, c->detail ? ": " : "",

@@ -60,6 +60,7 @@ typedef struct {
     int timed;                      /* the timing fields below are filled */
     int samples;
     double ms_median, ms_q1, ms_q3, ms_min, ms_max, noise;
+    double timer_ms;                /* the events' own span, already subtracted */
     double event_ms, host_ms, ratio;    /* host clock cross-check; ratio NAN if none */
     double lag_ms, lag_excess_ms;       /* per-sample host-clock lag (median), and its
                                            excess over the copy's; NAN if none */
@@ -76,6 +77,7 @@ typedef struct {
     int samples;
     double ms_median, gbs, pct_peak;    /* NAN when not measured */
     double lag_ms;                      /* per-sample host-clock lag (median); NAN if none */
+    double timer_ms;                    /* the events' own span, already subtracted */
 } bw_bench_copy;
 
 typedef struct {

@@ -6,6 +6,8 @@
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
 #   steps: build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize
 #          profile grade grade_mix grade_alone e2e selftest
+#   measurement steps, run only when named: probe (what events add to a call,
+#          tests/gpu/probe_call_overhead.sh), bulk (tests/gpu/sweep_bulk_tiles.sh)
 #
 # Logs go to a folder packed at the end into one archive, $OUT/gpu-logs.tar.gz;
 # the last lines printed are a summary.
@@ -127,6 +129,14 @@ a, b = big(sys.argv[1]), big(sys.argv[2])
 print("; ".join(f"{k[0]} off {k[1]}: {a[k]} vs {b[k]} GB/s ({100 * (b[k] - a[k]) / a[k]:+.2f}%)" for k in sorted(a)))
 PY
 )"
+fi
+if step probe; then
+    timed 300 bash tests/gpu/probe_call_overhead.sh > "$OUT/probe.txt" 2>&1
+    note "probe: exit $?"; cat "$OUT/probe.txt"
+fi
+if step bulk; then
+    timed 300 bash tests/gpu/sweep_bulk_tiles.sh > "$OUT/bulk.txt" 2>&1
+    note "bulk tiles: exit $?"; cat "$OUT/bulk.txt"
 fi
 if step crosscheck; then
     # Every figure against ncu: the solutions and their peers (cub, cuBLAS),

@@ -25,9 +25,9 @@ def csv_of(*lines: str) -> str:
     return "\n".join(["==PROF== Connected to process 11", HEADER, UNITS, *lines]) + "\n"
 
 
-def bench(rows):
+def bench(rows, timer_ms=None):
     return {"rows": [{"n": n, "offset": off, "status": st, "ms_median": ms, "gbs": 1.0,
-                      "worker_pid": 999} for n, off, ms, st in rows]}
+                      "worker_pid": 999, "timer_ms": timer_ms} for n, off, ms, st in rows]}
 
 
 def profile(rows):
@@ -51,7 +51,7 @@ class CrossCheckTests(unittest.TestCase):
     def test_ncu_figure_is_the_median_call(self):
         durations = [510_000, 500_000, 900_000, 505_000, 495_000]   # one outlier call
         text = csv_of(*[kernel_line(i, 7, "k", d) for i, d in enumerate(durations)])
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.503, "ok")]), profile([(1, 0, 7)]), text)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.503, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertEqual(len(rows[0].calls), 5)
         self.assertAlmostEqual(rows[0].ncu_ms, 0.505)
 
@@ -59,7 +59,7 @@ class CrossCheckTests(unittest.TestCase):
         lines = []
         for c in range(5):
             lines += [kernel_line(2 * c, 7, "first", 300_000), kernel_line(2 * c + 1, 7, "second", 200_000)]
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.52, "ok")]), profile([(1, 0, 7)]), csv_of(*lines))
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.52, "ok")]), profile([(1, 0, 7)]), csv_of(*lines), calls=5)
         r = rows[0]
         self.assertEqual([k.name for k in r.kernels], ["first", "second"])
         self.assertAlmostEqual(r.ncu_ms, 0.5)
@@ -69,26 +69,45 @@ class CrossCheckTests(unittest.TestCase):
 
     def test_one_kernel_more_than_two_percent_slower_fails(self):
         text = csv_of(*[kernel_line(i, 7, "k", 500_000) for i in range(5)])
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.515, "ok")]), profile([(1, 0, 7)]), text)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.515, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertFalse(rows[0].ok)
         self.assertIn("3.0 % slower", rows[0].verdict)
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.5095, "ok")]), profile([(1, 0, 7)]), text)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.5095, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertTrue(rows[0].ok, rows[0].verdict)
 
     def test_benchmark_faster_than_the_kernels_fails_beyond_the_noise(self):
         text = csv_of(*[kernel_line(i, 7, "k", 500_000) for i in range(5)])
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.490, "ok")]), profile([(1, 0, 7)]), text)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.490, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertFalse(rows[0].ok)
-        self.assertIn("faster", rows[0].verdict)
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.499, "ok")]), profile([(1, 0, 7)]), text)
+        self.assertIn("cannot have timed the whole call", rows[0].verdict)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.499, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertTrue(rows[0].ok, rows[0].verdict)
         self.assertIn("under ncu", rows[0].verdict)
+
+    def test_events_raw_span_brackets_the_kernel(self):
+        # The figure has the events' own span subtracted: 1 % under ncu is
+        # fine when the raw span still covers the kernel (CUB on an H200)...
+        text = csv_of(*[kernel_line(i, 7, "k", 100_000) for i in range(5)])
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.0990, "ok")], timer_ms=0.00125),
+                                     profile([(1, 0, 7)]), text, calls=5)
+        self.assertTrue(rows[0].ok, rows[0].verdict)
+        # ... not when even the raw span is shorter than the kernel ...
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.0970, "ok")], timer_ms=0.00125),
+                                     profile([(1, 0, 7)]), text, calls=5)
+        self.assertFalse(rows[0].ok)
+        self.assertIn("cannot have timed the whole call", rows[0].verdict)
+        # ... and a one-kernel figure more than 2 % under ncu fails even if a
+        # large subtracted span would cover it.
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.0970, "ok")], timer_ms=0.004),
+                                     profile([(1, 0, 7)]), text, calls=5)
+        self.assertFalse(rows[0].ok)
+        self.assertIn("3.0 % faster", rows[0].verdict)
 
     def test_rows_without_a_figure_or_without_kernels_fail(self):
         text = csv_of(*[kernel_line(i, 7, "k", 500_000) for i in range(5)])
         rows, notes = crosscheck.rows_of(
             bench([(1, 0, None, "not_recomputed"), (2, 0, 0.5, "ok"), (3, 0, 0.5, "ok")]),
-            profile([(1, 0, 7), (2, 0, 8)]), text)
+            profile([(1, 0, 7), (2, 0, 8)]), text, calls=5)
         self.assertEqual([r.ok for r in rows], [False, False, False])
         self.assertIn("not_recomputed", rows[0].verdict)
         self.assertIn("no kernel", rows[1].verdict)
@@ -96,14 +115,14 @@ class CrossCheckTests(unittest.TestCase):
 
     def test_uneven_kernel_counts_are_reported(self):
         text = csv_of(*[kernel_line(i, 7, "k", 500_000) for i in range(4)])
-        rows, notes = crosscheck.rows_of(bench([(1, 0, 0.5, "ok")]), profile([(1, 0, 7)]), text)
+        rows, notes = crosscheck.rows_of(bench([(1, 0, 0.5, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         self.assertTrue(any("do not divide" in n for n in notes), notes)
         self.assertEqual(len(rows[0].calls), 1)
 
     def test_launch_configuration_is_read(self):
         text = csv_of(*[kernel_line(i, 7, "void cub::transform_kernel<int>(int)", 500_000,
                                     grid=174763, smem=6528) for i in range(5)])
-        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.5, "ok")]), profile([(1, 0, 7)]), text)
+        rows, _ = crosscheck.rows_of(bench([(1, 0, 0.5, "ok")]), profile([(1, 0, 7)]), text, calls=5)
         k = rows[0].kernels[0]
         self.assertEqual(k.name, "cub::transform_kernel")
         self.assertEqual((k.grid, k.block, k.smem_dynamic, k.registers), (174763, 256, 6528, 32))

@@ -269,6 +269,24 @@ START_TEST(hidden_after_public)
 }
 END_TEST
 
+/* The benchmark's "physically possible" floor: inputs always from memory,
+ * the output only beyond what L2 holds. Catches a floor that counts the
+ * output at every size (honest calls whose output fits in L2 refused), one
+ * that forgets the in-place input, and one that subtracts L2 from reads. */
+START_TEST(least_dram_traffic)
+{
+    const bw_exercise *haxpy = bw_exercise_find("haxpy");
+    const bw_exercise *vsum = bw_exercise_find("vector_sum");
+    const int64_t l2 = 50 << 20, n = 1 << 24;
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(haxpy, n, l2), 4.0 * n);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(vsum, n, l2), 4.0 * n);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(haxpy, 1 << 28, l2),
+                        4.0 * (1 << 28) + 2.0 * (1 << 28) - (double)l2);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(vsum, 1 << 28, 0),
+                        (double)bw_exercise_bytes_per_element(vsum) * (1 << 28));
+}
+END_TEST
+
 START_TEST(names)
 {
     ck_assert_str_eq(bw_case_group_name(BW_GROUP_SMALL), "small");
@@ -297,6 +315,7 @@ int main(void)
     tcase_add_loop_test(t, seeds_differ, 0, 2);
     tcase_add_loop_test(t, hidden_after_public, 0, 2);
     tcase_add_test(t, names);
+    tcase_add_test(t, least_dram_traffic);
     suite_add_tcase(s, t);
     return bw_run_suite(s);
 }

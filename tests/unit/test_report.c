@@ -485,6 +485,7 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
     b->copy.status = "ok";
     b->copy.samples = 40;
     b->copy.ms_median = 0.55;
+    b->copy.timer_ms = 0.00125;
     b->copy.gbs = 2.0 * 805306364 / 0.55e-3 / 1e9;
     b->copy.pct_peak = 100 * b->copy.gbs / b->peak_gbs;
     memset(rows, 0, 3 * sizeof *rows);
@@ -493,7 +494,7 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
                              .ms_q3 = 0.606, .ms_min = 0.59, .ms_max = 0.7, .noise = 0.001,
                              .event_ms = 12, .host_ms = 12.2, .ratio = 12.2 / 12,
                              .lag_ms = 0.015, .lag_excess_ms = 0.001, .calls_checked = 44,
-                             .worker_pid = 4242};
+                             .worker_pid = 4242, .timer_ms = 0.00125};
     rows[0].gbs = 1610612730 / 0.6e-3 / 1e9;
     rows[0].pct_peak = 100 * rows[0].gbs / b->peak_gbs;
     rows[0].pct_copy = 100 * rows[0].gbs / b->copy.gbs;
@@ -529,7 +530,8 @@ START_TEST(bench_text)
     HAS(s, "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, 50 MB L2");
     HAS(s, "2619 MHz, 5120-bit bus: 3352.3 GB/s datasheet peak");
     HAS(s, "driver 13.0, runtime 13.0");
-    HAS(s, "copy: device to device, 768 MiB each way: 0.55 ms, 2928.4 GB/s (87.4% of peak)");
+    HAS(s, "copy: device to device, 768 MiB each way: 0.55 ms, 2928.4 GB/s (87.4% of peak)\n"
+           "  timing: GPU time between two events, less their own 1.25 us\n");
     HAS(s, "   268435455       0         0.6   +-0.8%    2684.4     80.1     91.7       40  ok\n");
     HAS(s, "  impossible\n      timed above the datasheet peak\n");
     HAS(s, "  2147483647       0           -        -         -        -        -        -  "
@@ -555,7 +557,7 @@ START_TEST(bench_json)
     HAS(s, "\"gbs\": 2928.39");
     HAS(s, "{\"n\": 268435455, \"offset\": 0, \"bytes\": 1610612730, \"samples\": 40, "
            "\"ms_median\": 0.6, \"ms_q1\": 0.597, \"ms_q3\": 0.606, \"ms_min\": 0.59, "
-           "\"ms_max\": 0.7, \"noise\": 0.001, \"gbs\": 2684.35, \"pct_peak\": 80.07, "
+           "\"ms_max\": 0.7, \"noise\": 0.001, \"timer_ms\": 0.00125, \"gbs\": 2684.35, \"pct_peak\": 80.07, "
            "\"pct_copy\": 91.67, \"host_check\": {\"event_ms\": 12.0, \"host_ms\": 12.2, "
            "\"ratio\": 1.0167, \"lag_ms\": 0.015, \"lag_excess_ms\": 0.001}, "
            "\"recompute_check\": {\"calls_checked\": 44, \"calls_differing\": 0, "

@@ -2,12 +2,12 @@
 
 For each implementation (yours, the solutions or a submission; with --peers
 the library peers too) and each row (size, offset), it measures the row with
-`bwgrade bench` as `run.py benchmark` does, then profiles five timed calls of
+`bwgrade bench` as `run.py benchmark` does, then profiles 21 (--calls) timed calls of
 the same row in the same conditions (a fresh worker, the same validated call
 and warmup, L2 flushed by the worker before each call, clocks left alone) with
 
     ncu --target-processes all --profile-from-start off --cache-control none
-        --clock-control none ... bwgrade bench ... --profile-calls 5
+        --clock-control none ... bwgrade bench ... --profile-calls 21
 
 and prints the benchmark's time per call, the median of ncu's summed kernel
 durations per call, their ratio, and each kernel's launch configuration.
@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"element counts (default {DEFAULT_SIZES}: 2^26+5 and 2^28-1)")
     parser.add_argument("--offsets", action="append", metavar="K,K,...",
                         help=f"pointer offsets in elements (default {DEFAULT_OFFSETS})")
+    parser.add_argument("--calls", type=int, default=crosscheck.CALLS, metavar="K",
+                        help=f"calls profiled per row; ncu's figure is their median "
+                             f"(default {crosscheck.CALLS})")
     parser.add_argument("--json", metavar="FILE", help="write every row to FILE")
 
 
@@ -69,14 +72,14 @@ def check_worker(bwgrade: Path, ncu_path: str, ex: str, worker, args: argparse.N
     if bench_doc.get("status") == "wrong":
         return [], [], "wrong answers: no speed figures (run `python3 run.py test`)"
     log = f"{stem}.ncu.csv"
-    target = base + ["--profile-calls", str(crosscheck.CALLS), "--json", f"{stem}.profile.json"]
+    target = base + ["--profile-calls", str(args.calls), "--json", f"{stem}.profile.json"]
     rc, out = _run(crosscheck.ncu_command(ncu_path, target, log), args.verbose)
     csv_text = Path(log).read_text(errors="replace") if Path(log).exists() else ""
     profile_doc = read_json(Path(f"{stem}.profile.json"))
     if profile_doc is None:
         reason = ncu.diagnose(csv_text + "\n" + out)
         return [], [], reason or f"the profiled run wrote no report (exit {rc}): {out.strip()[-500:]}"
-    rows, notes = crosscheck.rows_of(bench_doc, profile_doc, csv_text)
+    rows, notes = crosscheck.rows_of(bench_doc, profile_doc, csv_text, args.calls)
     if not any(r.kernels for r in rows):
         reason = ncu.diagnose(csv_text + "\n" + out)
         if reason:
@@ -106,7 +109,8 @@ def table(rows: list[crosscheck.Row]) -> str:
 
 def row_doc(r: crosscheck.Row) -> dict:
     return {"n": r.n, "offset": r.offset, "bench_ms": r.bench_ms, "bench_status": r.bench_status,
-            "gbs": r.gbs, "ncu_ms": r.ncu_ms, "ratio": r.ratio, "ok": r.ok, "verdict": r.verdict,
+            "gbs": r.gbs, "timer_ms": r.timer_ms, "ncu_ms": r.ncu_ms, "ncu_call_ms": r.call_ms,
+            "ratio": r.ratio, "ok": r.ok, "verdict": r.verdict,
             "kernels": [vars(k) for k in r.kernels]}
 
 
@@ -119,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
         args.sizes = [DEFAULT_SIZES]
     if not args.offsets:
         args.offsets = [DEFAULT_OFFSETS]
+    if args.calls < 1:
+        console.error("--calls must be at least 1")
+        return EXIT_FAIL
     try:
         chosen, variant, plan = prepare(args, peers=args.peers)
     except Stop as s:
