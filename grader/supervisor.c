@@ -8,6 +8,8 @@
  *   fd 3  its end of the channel        (BWLAB_CHANNEL_FD=3)
  *   fd 4  the shared-memory file        (BWLAB_SHM_FD=4)
  *   nothing else: every other descriptor is closed before exec
+ *   an allow-listed environment (see build_env) with HOME and TMPDIR set to
+ *         a private 0700 directory that bw_worker_stop removes
  *   its own process group (pgid == pid), RLIMIT_CORE 0, SIGXFSZ ignored,
  *   an empty signal mask and default signal dispositions, and (Linux)
  *   SIGKILL as parent-death signal: if the grader dies (Ctrl-C, crash)
@@ -21,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -67,6 +70,8 @@ struct bw_worker {
     int capture;          /* the student's stdout + stderr */
     int san_log;          /* sanitizer log (read side), -1 without sanitizer */
     char *san_log_path;   /* unlinked in bw_worker_stop */
+    char *home;           /* the worker's HOME and TMPDIR; removed in bw_worker_stop */
+    int own_home;         /* home is ours to remove (not the /tmp fallback) */
     uint64_t san_pos;     /* sanitizer log bytes already taken */
     size_t output_cap;
     int alive;            /* the process runs and the channel is usable */
@@ -137,6 +142,44 @@ static int make_temp_file(const char *tag, char **path_out)
         return fd;
     }
     return -1;
+}
+
+/* A private directory (mode 0700, from mkdtemp) in $TMPDIR, else /tmp, for the
+ * worker's HOME and TMPDIR: what the student code, the CUDA runtime (its JIT
+ * cache under ~/.nv) or a tool (ncu's temporary files) writes there goes away
+ * with the worker, and the grading user's own home is not named to it.
+ * malloc'd; NULL if none can be made. */
+static char *make_private_dir(void)
+{
+    const char *dirs[2] = {getenv("TMPDIR"), "/tmp"};
+    for (int i = 0; i < 2; i++) {
+        if (dirs[i] == NULL || dirs[i][0] == '\0')
+            continue;
+        char *path = bw_format_alloc("%s/bwlab-home-XXXXXX", dirs[i]);
+        if (path == NULL)
+            return NULL;
+        if (mkdtemp(path) != NULL)
+            return path;
+        free(path);
+    }
+    return NULL;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+    (void)st;
+    (void)type;
+    (void)f;
+    (void)remove(path);
+    return 0; /* go on: remove whatever can be removed */
+}
+
+/* Removes dir and everything in it. FTW_PHYS: a link the worker left there
+ * is removed itself, never followed; FTW_MOUNT: no other file system is
+ * entered. Runs only once the worker's process group is dead. */
+static void remove_tree(const char *dir)
+{
+    (void)nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 /* The executable name found on PATH (malloc'd), or NULL. */
@@ -373,28 +416,99 @@ static void start_child(const child_setup *c)
     child_fail(errfd, errno);
 }
 
-/* environ without our two variables, plus ours. The strings are shared. */
-static char **build_env(void)
+/* The worker's environment is an allow-list, not environ minus a few names:
+ * a grading machine's environment can hold secrets (a CI deploy token, cloud
+ * keys), and student code that prints environ would carry them into its
+ * captured output and so into the grade record. What passes is what the C
+ * library, the CUDA runtime and driver, and NVIDIA's tools need. The tools
+ * matter: compute-sanitizer (run.py test --sanitize) and ncu
+ * (--target-processes all: run.py profile and crosscheck) reach the worker
+ * only through variables that bwgrade inherits from them; stripped, the
+ * worker runs unchecked or unprofiled (ncu 2025.3 without NV_*: it crashed).
+ * The names below are those seen under ncu and compute-sanitizer 2025.3. */
+static const char *const env_keep_names[] = {
+    "PATH",            /* compute-sanitizer and the tools' helpers are found on it */
+    "LD_LIBRARY_PATH", /* libcuda, and the injection libraries: ncu and
+                        * compute-sanitizer put their own folder first in it */
+    "LD_PRELOAD",      /* ncu follows child processes by preloading its
+                        * libTreeLauncher* libraries; it names no secret */
+    "LANG", "LANGUAGE", "TZ", /* locale and time zone of the student's printf */
+};
+
+static const char *const env_keep_prefixes[] = {
+    "LC_",               /* the locale's categories (LC_ALL, LC_NUMERIC...) */
+    "CUDA_",             /* the runtime and driver: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
+                          * CUDA_CACHE_PATH, CUDA_MODULE_LOADING...; CUDA_INJECTION64_PATH
+                          * loads a profiler's or checker's collector into the process */
+    "NV_",               /* the tools' connection to their target: NV_TPS_LAUNCH_TOKEN,
+                          * NV_NSIGHT_INJECTION_*, NV_SANITIZER_INJECTION_*,
+                          * NV_COMPUTE_PROFILER_* */
+    "NVIDIA_",           /* NVIDIA_PROCESS_INJECTION_* (the tools), NVIDIA_VISIBLE_DEVICES */
+    "NVIDIA-",           /* NVIDIA-PROCESS-TRACKING-*: how the tools follow child processes */
+    "NSIGHT_",           /* Nsight tools' settings */
+    "NVTX_",             /* NVTX_INJECTION64_PATH: the tools' hook for NVTX ranges */
+    "COMPUTE_SANITIZER", /* compute-sanitizer's own settings */
+};
+
+/* Under those prefixes a name can still be a credential (NVIDIA_API_KEY is a
+ * common one); none of the tools' variables has these words in its name. */
+static const char *const env_secret_words[] = {
+    "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY",
+};
+
+static int name_has(const char *name, size_t len, const char *word)
+{
+    size_t wl = strlen(word);
+    for (size_t i = 0; i + wl <= len; i++)
+        if (memcmp(name + i, word, wl) == 0)
+            return 1;
+    return 0;
+}
+
+static int env_kept(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    if (eq == NULL)
+        return 0;
+    size_t len = (size_t)(eq - entry);
+    for (size_t i = 0; i < sizeof env_keep_names / sizeof env_keep_names[0]; i++)
+        if (strlen(env_keep_names[i]) == len && memcmp(entry, env_keep_names[i], len) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof env_secret_words / sizeof env_secret_words[0]; i++)
+        if (name_has(entry, len, env_secret_words[i]))
+            return 0;
+    for (size_t i = 0; i < sizeof env_keep_prefixes / sizeof env_keep_prefixes[0]; i++) {
+        size_t pl = strlen(env_keep_prefixes[i]);
+        if (len >= pl && memcmp(entry, env_keep_prefixes[i], pl) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The allow-listed part of environ, then HOME and TMPDIR (both the private
+ * directory, as the malloc'd *home_var and *tmp_var: the caller frees them,
+ * also when NULL is returned), then the channel variables. The other strings
+ * are environ's. BWLAB_SEED and BWLAB_SECRET_SEED are not on the list. */
+static char **build_env(const char *home, char **home_var, char **tmp_var)
 {
     static char chan_var[] = BW_ENV_CHANNEL_FD "=3";
     static char shm_var[] = BW_ENV_SHM_FD "=4";
-    const size_t lc = strlen(BW_ENV_CHANNEL_FD), ls = strlen(BW_ENV_SHM_FD);
+    *home_var = bw_format_alloc("HOME=%s", home);
+    *tmp_var = bw_format_alloc("TMPDIR=%s", home);
+    if (*home_var == NULL || *tmp_var == NULL)
+        return NULL;
     size_t n = 0;
     for (char **e = environ; e != NULL && *e != NULL; e++)
         n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = calloc(n + 5, sizeof *env);
     if (env == NULL)
         return NULL;
     size_t k = 0;
-    for (char **e = environ; e != NULL && *e != NULL; e++) {
-        if ((strncmp(*e, BW_ENV_CHANNEL_FD, lc) == 0 && (*e)[lc] == '=') ||
-            (strncmp(*e, BW_ENV_SHM_FD, ls) == 0 && (*e)[ls] == '='))
-            continue;
-        /* Student code has no business with the case seeds. */
-        if (strncmp(*e, "BWLAB_SEED=", 11) == 0 || strncmp(*e, "BWLAB_SECRET_SEED=", 18) == 0)
-            continue;
-        env[k++] = *e;
-    }
+    for (char **e = environ; e != NULL && *e != NULL; e++)
+        if (env_kept(*e))
+            env[k++] = *e;
+    env[k++] = *home_var;
+    env[k++] = *tmp_var;
     env[k++] = chan_var;
     env[k++] = shm_var;
     env[k] = NULL;
@@ -566,7 +680,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     w->grace_s = o->sanitizer != NULL ? EXIT_GRACE_SANITIZER_S : EXIT_GRACE_S;
 
     int sv[2] = {-1, -1}, ep[2] = {-1, -1}, devnull = -1;
-    char *san = NULL, **env = NULL;
+    char *san = NULL, **env = NULL, *home_var = NULL, *tmp_var = NULL;
     char *argv[12];
     const char *file = o->worker_path;
 
@@ -629,7 +743,11 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     }
     set_cloexec(ep[0]);
     set_cloexec(ep[1]);
-    env = build_env();
+    w->home = make_private_dir();
+    w->own_home = w->home != NULL;
+    if (w->home == NULL) /* still a writable HOME and TMPDIR, only not a private one */
+        w->home = bw_format_alloc("/tmp");
+    env = w->home != NULL ? build_env(w->home, &home_var, &tmp_var) : NULL;
     if (env == NULL) {
         set_why(why, bw_format_alloc("out of memory"));
         goto fail;
@@ -675,6 +793,9 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     close_fd(&devnull);
     free(env);
     env = NULL;
+    free(home_var);
+    free(tmp_var);
+    home_var = tmp_var = NULL;
 
     int child_err = 0;
     ssize_t r;
@@ -733,6 +854,8 @@ fail:
     close_fd(&ep[1]);
     close_fd(&devnull);
     free(env);
+    free(home_var);
+    free(tmp_var);
     free(san);
     bw_worker_stop(w);
     return NULL;
@@ -853,6 +976,11 @@ void bw_worker_stop(bw_worker *w)
     if (w->san_log_path != NULL) {
         (void)unlink(w->san_log_path);
         free(w->san_log_path);
+    }
+    if (w->home != NULL) {
+        if (w->own_home)
+            remove_tree(w->home);
+        free(w->home);
     }
     free(w);
 }

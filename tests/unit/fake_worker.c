@@ -21,8 +21,13 @@
  *   -16     reply OK with its own pid in rep.samples
  *   -17     write a well-formed OK reply with a guessed token (what student
  *           code that knows the protocol could forge), then hang
+ *   -18     print its environment to stdout, one NAME=value a line, and
+ *           leave a file in $HOME/.cache (the worker's directory must go
+ *           whole); reply OK
  *
- *   FAKE_HELLO=crash | hang | nodevice
+ *   "FAKE_HELLO=crash" | "...hang" | "...nodevice" at the start of shared
+ *   memory when HELLO comes (not an environment variable: the supervisor
+ *   passes the worker only an allow-list of those)
  *
  * The HELLO reply's message is "ok" only if the process got what the
  * supervisor promises: descriptors 0-4 and nothing else, its own process
@@ -46,6 +51,8 @@
 #include <unistd.h>
 
 #include "protocol.h"
+
+extern char **environ;
 
 static int chan = -1, shm = -1;
 
@@ -180,6 +187,40 @@ static int fake_sanitizer(int argc, char **argv)
     return 93;
 }
 
+/* The FAKE_HELLO mode that the test wrote into shared memory, or "". */
+static void hello_mode(char *mode, size_t len)
+{
+    static const char tag[] = "FAKE_HELLO=";
+    mode[0] = '\0';
+    struct stat st;
+    if (fstat(shm, &st) != 0 || (uint64_t)st.st_size < 64)
+        return;
+    const char *m = (const char *)map_shm(64);
+    if (m == NULL)
+        return;
+    if (memcmp(m, tag, sizeof tag - 1) == 0)
+        snprintf(mode, len, "%.*s", (int)(64 - sizeof tag), m + sizeof tag - 1);
+    munmap((void *)m, 64);
+}
+
+static void print_environment(void)
+{
+    for (char **e = environ; *e != NULL; e++)
+        printf("%s\n", *e);
+    fflush(stdout);
+    const char *home = getenv("HOME");
+    if (home == NULL)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.cache", home);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return;
+    snprintf(path, sizeof path, "%s/.cache/probe", home);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
 static void run(const bw_request *q, bw_reply *r)
 {
     static const char garbage[sizeof(bw_reply)] = {0x5a};
@@ -256,6 +297,9 @@ static void run(const bw_request *q, bw_reply *r)
         send_bytes(&forged, sizeof forged);
         hang();
     }
+    case -18:
+        print_environment();
+        return;
     case -15:
         signal(SIGTERM, SIG_IGN);
         setenv("FAKE_IGNORE_QUIT", "1", 1);
@@ -303,12 +347,13 @@ int main(int argc, char **argv)
             return 0;
         }
         if (q.kind == BW_REQ_HELLO) {
-            const char *h = getenv("FAKE_HELLO");
-            if (h != NULL && strcmp(h, "crash") == 0)
+            char h[64];
+            hello_mode(h, sizeof h);
+            if (strcmp(h, "crash") == 0)
                 raise(SIGSEGV);
-            if (h != NULL && strcmp(h, "hang") == 0)
+            if (strcmp(h, "hang") == 0)
                 hang();
-            if (h != NULL && strcmp(h, "nodevice") == 0) {
+            if (strcmp(h, "nodevice") == 0) {
                 r.status = BW_REP_NO_DEVICE;
                 snprintf(r.message, sizeof r.message, "fake: no device");
             } else {
