@@ -45,7 +45,7 @@ def bench_extra_args(args: argparse.Namespace, label: str, peer: bool) -> list[s
         extra += ["--offsets", offsets]
     if peer:
         extra.append("--no-copy")   # the copy is measured once, in the main run
-    if args.quick:
+    if getattr(args, "quick", False):   # run.py crosscheck has no --quick
         extra.append("--quick")
     return extra
 

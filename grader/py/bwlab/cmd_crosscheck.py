@@ -61,7 +61,6 @@ def _run(cmd: list[str], verbose: bool) -> tuple[int, str]:
 def check_worker(bwgrade: Path, ncu_path: str, ex: str, worker, args: argparse.Namespace,
                  tmp: Path) -> tuple[list[crosscheck.Row], list[str], str | None]:
     """(rows, notes, error): the measurement, the profile, and their pairing."""
-    args.quick = False
     extra = bench_extra_args(args, worker.label, peer=True)   # --no-copy: not needed here
     stem = tmp / f"{ex}_{worker.label}"
     base = [str(bwgrade), "bench", ex, "--worker", str(worker.path), *extra]
