@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the solutions with several knob settings (see the top of
 # solutions/*/*.cu) and benchmarks each at the two large sizes, next to the
-# CUB peer measured the same way in the same run.
+# CUB peer measured the same way in the same run. The default variants are
+# the staging comparison of docs/BENCHMARKS.md (0: registers, 1: bulk copies
+# in, 2: in and out) and the tile and block sizes tried around it.
 # Needs a built build/ (bwgrade, libbwworker.a, the cub workers). Prints one table.
 #   VARIANTS="NAME:-DKNOB=V,-DKNOB=V ..."   SIZES=N,N   OFFSETS=K,K
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
 W=$(mktemp -d /tmp/sweep.XXXXXX)
-VARIANTS=${VARIANTS:-"A16:-DBW_HEAD_ALIGN=16 A128:-DBW_HEAD_ALIGN=128 A256:-DBW_HEAD_ALIGN=256 A128S1:-DBW_HEAD_ALIGN=128,-DBW_STREAMING=1 A128V2:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=2 A128V8:-DBW_HEAD_ALIGN=128,-DBW_VECS_PER_THREAD=8"}
+VARIANTS=${VARIANTS:-"S0:-DBW_STAGING=0 S1:-DBW_STAGING=1 S2:-DBW_STAGING=2 S2B192:-DBW_STAGING=2,-DBW_STAGE_BLOCK=192 S2T3072:-DBW_STAGING=2,-DBW_STAGE_ELEMS=3072,-DBW_STAGE_BLOCK=384 S0A128:-DBW_STAGING=0,-DBW_HEAD_ALIGN=128"}
 ARCH=${ARCH:-90}
 SIZES=${SIZES:-268435455,67108869}
 OFFSETS=${OFFSETS:-0,1,4}

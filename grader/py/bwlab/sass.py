@@ -125,7 +125,8 @@ def classify_sass(op: str) -> tuple[str, str, int] | None:
     could not prove it). LDL/STL: local (spills, or arrays indexed at run
     time). LDS/STS: shared. LDGSTS: an asynchronous global-to-shared copy,
     counted as a global load. ATOMG/RED: global atomics. UTMALDG/UTMASTG/
-    UBLKCP: bulk (TMA) copies, width unknown.
+    UBLKCP: bulk (TMA) copies, width unknown (UBLKCP.G.S writes global
+    memory, other UBLKCP forms read it).
     """
     parts = op.split(".")
     base, mods = parts[0], parts[1:]
@@ -141,7 +142,9 @@ def classify_sass(op: str) -> tuple[str, str, int] | None:
     if base in table:
         kind, space = table[base]
         return kind, space, _sass_width(mods)
-    if base in ("UTMALDG", "UBLKCP", "UTMAPF"):
+    if base == "UBLKCP":     # UBLKCP.S.G: into shared memory; UBLKCP.G.S: out of it
+        return ("store" if mods[:1] == ["G"] else "load"), "bulk", 0
+    if base in ("UTMALDG", "UTMAPF"):
         return "load", "bulk", 0
     if base in ("UTMASTG", "UTMAREDG"):
         return "store", "bulk", 0
@@ -258,6 +261,16 @@ def _ptx_type_bits(t: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def _classify_ptx_bulk(rest: list[str]) -> tuple[str, str, int] | None:
+    """cp.async.bulk[.tensor.Nd].DST.SRC...: the destination's space says the
+    direction (global: a store from shared memory; shared: a load).
+    commit_group and wait_group only order earlier copies: no traffic."""
+    rest = [p for p in rest if p != "tensor" and not re.fullmatch(r"\dd", p)]
+    if not rest or rest[0] in ("commit_group", "wait_group"):
+        return None
+    return ("store" if rest[0].startswith("global") else "load", "bulk", 0)
+
+
 def classify_ptx(op: str, args: str = "") -> tuple[str, str, int] | None:
     """(kind, space, width) of a PTX memory instruction, or None.
 
@@ -270,7 +283,7 @@ def classify_ptx(op: str, args: str = "") -> tuple[str, str, int] | None:
     base = parts[0]
     if base == "cp" and len(parts) > 1 and parts[1] == "async":
         if "bulk" in parts:
-            return ("load", "bulk", 0)
+            return _classify_ptx_bulk(parts[parts.index("bulk") + 1:])
         m = re.search(r",\s*(\d+)\s*(?:,|$)", args)
         size = int(m.group(1)) if m else 0
         return ("load", "global", size * 8)
