@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bench_mode.h"
 #include "cases.h"
 #include "exercise.h"
 #include "once_mode.h"
+#include "sandbox.h"
 #include "test_mode.h"
 
 #define EXIT_USAGE 2
@@ -22,10 +24,10 @@ static const char usage_text[] =
     "  bwgrade list\n"
     "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
-    "               [--sanitize TOOLS] [--json FILE] [--quiet]\n"
+    "               [--sanitize TOOLS] [--json FILE] [--quiet] [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
-    "                [--json FILE]\n"
+    "                [--json FILE] [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
     "\n"
     "  list      the exercises: name, arrays, in place, uses alpha, summary (tab-separated)\n"
@@ -44,6 +46,10 @@ static const char usage_text[] =
     "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1\n"
     "  --offsets LIST  pointer offsets in elements, 0 to 127\n"
     "  --quick         one large size, shorter sampling\n"
+    "  --sandbox BWRAP run each worker inside bubblewrap (the bwrap executable):\n"
+    "                  no network, read-only files but its private HOME/TMPDIR,\n"
+    "                  the GPU's device nodes, killed with the grader\n"
+    "  --hide PATHS    with --sandbox: ':'-separated paths made invisible inside\n"
     "  --profile-calls K  for a profiler (ncu --profile-from-start off): after the\n"
     "                  warmup, K more calls timed as the samples are, each bracketed\n"
     "                  alone with cudaProfilerStart/Stop; then one sample only:\n"
@@ -69,7 +75,7 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset, *profile_calls;
+    const char *n, *offset, *profile_calls, *sandbox, *hide;
     int hidden, quiet, no_copy, quick, help;
 } args;
 
@@ -98,6 +104,8 @@ static const option options[] = {
     VAL(sizes, CMD_BENCH),
     VAL(offsets, CMD_BENCH),
     {"--profile-calls", CMD_BENCH, offsetof(args, profile_calls), 0, 1},
+    VAL(sandbox, CMD_TEST | CMD_BENCH),
+    VAL(hide, CMD_TEST | CMD_BENCH),
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--no-copy", no_copy, CMD_BENCH),
@@ -362,6 +370,14 @@ int main(int argc, char **argv)
     if (a.help) {
         fputs(usage_text, stdout);
         return 0;
+    }
+    if (a.hide && !a.sandbox)
+        return usage_error("--hide needs --sandbox");
+    if (a.sandbox && access(a.sandbox, X_OK) != 0)
+        return usage_error("--sandbox: '%s' is not an executable (install bubblewrap)", a.sandbox);
+    if (a.sandbox && bw_sandbox_set(a.sandbox, a.hide) != 0) {
+        fputs("bwgrade: out of memory\n", stderr);
+        return 3;
     }
     if (cmd == CMD_LIST) {
         if (a.exercise)

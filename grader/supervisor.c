@@ -16,6 +16,9 @@
  *   while the worker runs a student's endless loop, the worker dies too.
  *   The parent-death signal follows the grader THREAD that started the
  *   worker: start workers from a thread that lives as long as they do.
+ *   With a sandbox set (sandbox.h) the process started is bwrap, which runs
+ *   the worker in new namespaces with the same descriptors; killing bwrap's
+ *   group ends the sandbox's PID namespace and so everything in it.
  *
  * Invariant: the worker is only ever reaped by kill_and_reap, which first
  * sends SIGKILL to its whole process group while the (possibly zombie)
@@ -47,6 +50,7 @@
 #include "format_alloc.h"
 #include "mono_clock.h"
 #include "random_u64.h"
+#include "sandbox.h"
 #include "supervisor.h"
 
 extern char **environ;
@@ -680,7 +684,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     w->grace_s = o->sanitizer != NULL ? EXIT_GRACE_SANITIZER_S : EXIT_GRACE_S;
 
     int sv[2] = {-1, -1}, ep[2] = {-1, -1}, devnull = -1;
-    char *san = NULL, **env = NULL, *home_var = NULL, *tmp_var = NULL;
+    char *san = NULL, **env = NULL, *home_var = NULL, *tmp_var = NULL, **boxed = NULL;
     char *argv[12];
     const char *file = o->worker_path;
 
@@ -753,6 +757,17 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
         goto fail;
     }
 
+    if (bw_sandbox_bwrap() != NULL) {
+        /* Writable inside: the private HOME/TMPDIR, and the sanitizer's log. */
+        const char *writable[3] = {w->home, w->san_log_path, NULL};
+        boxed = bw_sandbox_argv(argv, writable);
+        if (boxed == NULL) {
+            set_why(why, bw_format_alloc("out of memory"));
+            goto fail;
+        }
+        file = boxed[0];
+    }
+
     child_setup cs;
     memset(&cs, 0, sizeof cs);
     cs.chan = sv[1];
@@ -762,7 +777,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     cs.errw = ep[1];
     cs.parent = getpid();
     cs.file = file;
-    cs.argv = argv;
+    cs.argv = boxed != NULL ? boxed : argv;
     cs.envp = env;
     struct rlimit cur;
     rlim_t lim = CAPTURE_LIMIT_BYTES;
@@ -846,6 +861,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     /* Whatever was printed during startup is not the first case's output. */
     free(bw_worker_take_output(w));
     free(san);
+    bw_sandbox_argv_free(boxed);
     return w;
 
 fail:
@@ -857,6 +873,7 @@ fail:
     free(home_var);
     free(tmp_var);
     free(san);
+    bw_sandbox_argv_free(boxed);
     bw_worker_stop(w);
     return NULL;
 }

@@ -371,15 +371,15 @@ class FormatTests(unittest.TestCase):
         rows = list(csv.reader(io.StringIO(gradebook.gradebook_csv(self.records, EXERCISES))))
         self.assertEqual(rows[0], ["id", "haxpy_correctness", "haxpy_performance", "haxpy_total",
                                    "vector_sum_correctness", "vector_sum_performance", "vector_sum_total",
-                                   "total", "notes"])
+                                   "total", "sandbox", "notes"])
         self.assertEqual([r[0] for r in rows[1:]], ["amy", "bob, \"the\" <x>", "zed"])
         amy, bob, zed = rows[1:]
         self.assertEqual(amy[1:8], ["70", "30", "100", "70", "15", "85", "185"])
         self.assertEqual(bob[1:8], ["50", "0", "50", "0", "0", "0", "50"])
         self.assertEqual(zed[1:8], ["70", "22.5", "92.5", "0", "0", "0", "92.5"])
-        self.assertIn("PROBLEM: archive odd", bob[8])
-        self.assertIn("large", bob[8])
-        self.assertIn("vector_sum: compile error", zed[8])
+        self.assertIn("PROBLEM: archive odd", bob[9])
+        self.assertIn("large", bob[9])
+        self.assertIn("vector_sum: compile error", zed[9])
         self.assertNotIn("\x1b", "".join(zed))
 
     def test_gradescope_results(self):

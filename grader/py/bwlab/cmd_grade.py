@@ -44,7 +44,7 @@ from pathlib import Path
 
 from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __version__,
                console, exercises, repo_root)
-from . import gradebook, scoring
+from . import gradebook, sandbox, scoring
 from .scoring import fmt_points, pts
 
 HELP = "grade submissions (instructors): hidden cases, scoring policy, gradebook"
@@ -425,11 +425,15 @@ class KitRunner:
 
     # -- bwgrade --------------------------------------------------------------
 
+    # bwgrade's --sandbox/--hide (sandbox.Sandbox.bwgrade_args), set by run()
+    sandbox_args: list[str] = []
+
     def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float,
                  stdin_text: str | None = None) -> Outcome:
         from .cmd_test import read_json
         assert self.bwgrade is not None
-        r = run_limited([str(self.bwgrade), *args, "--json", str(json_path)], timeout, env=env,
+        r = run_limited([str(self.bwgrade), *args, *self.sandbox_args, "--json", str(json_path)],
+                        timeout, env=env,
                         stdin_text=stdin_text)
         doc = read_json(json_path) if r.rc is not None else None
         return Outcome(r.rc, doc, r.output, r.timed_out, r.seconds)
@@ -887,6 +891,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show-policy", action="store_true",
                         help="print the scoring policy in effect and stop")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-submission progress lines")
+    parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto",
+                        help="run the workers inside bubblewrap: no network, read-only files, the "
+                             "instructor's files, seed file and grades hidden (auto: when bwrap "
+                             "works here, else none with a warning; default auto)")
 
 
 def resolve_policy(root: Path, path: str | None) -> scoring.Policy:
@@ -986,13 +994,27 @@ def run(args: argparse.Namespace, runner=None) -> int:
     opts = Options(exercises=names, policy=policy, seed=seed, out_dir=out_dir, lanes=lanes, jobs=jobs,
                    build_timeout=limits["build_timeout"], test_timeout=limits["test_timeout"],
                    bench_timeout=limits["bench_timeout"], keep_work=args.keep_work, quiet=args.quiet)
+    hide = [root / "grader" / "instructor", root / DEFAULT_SEED_FILE, out_dir.resolve()]
+    if args.seed_file:
+        hide.append(Path(args.seed_file).resolve())
+    try:
+        box = sandbox.choose(args.sandbox, hide)
+    except sandbox.SandboxError as e:
+        console.error(str(e))
+        return EXIT_USAGE
     manifest = manifest_for(opts, chosen, list(todo_all), shard)
+    manifest["sandbox"] = box.describe()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         console.error(f"cannot create {out_dir}: {e.strerror or e}")
         return EXIT_USAGE
 
+    if box.warning:
+        console.warn(box.warning)
+    elif box.kind == "bwrap":
+        console.say(f"workers run inside bubblewrap ({box.bwrap}): no network, read-only files, "
+                    f"{len(box.hide)} paths hidden")
     if seed.kind == "public":
         console.warn("grading on the PUBLIC seed with the public cases only (--public)")
     else:
@@ -1021,8 +1043,10 @@ def run(args: argparse.Namespace, runner=None) -> int:
                 console.say(console.indent(e.lines))
             return EXIT_KIT
         gradebook.write_manifest(out_dir, manifest)
+        runner.sandbox_args = box.bwgrade_args()
         try:
-            grade_batch(runner, todo, opts, on_record=lambda r: gradebook.write_record(out_dir, r))
+            grade_batch(runner, todo, opts,
+                        on_record=lambda r: gradebook.write_record(out_dir, {**r, "sandbox": box.kind}))
         except NoDevice as e:
             console.error(f"no CUDA device: nothing more can be graded ({e})")
             finish(out_dir, manifest, names)

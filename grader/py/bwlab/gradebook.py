@@ -117,7 +117,7 @@ def csv_header(exercises: list[str]) -> list[str]:
     head = ["id"]
     for ex in exercises:
         head += [f"{ex}_correctness", f"{ex}_performance", f"{ex}_total"]
-    return head + ["total", "notes"]
+    return head + ["total", "sandbox", "notes"]
 
 
 def csv_row(rec: dict, exercises: list[str]) -> list[str]:
@@ -128,7 +128,9 @@ def csv_row(rec: dict, exercises: list[str]) -> list[str]:
         row += [fmt_points((sc.get("correctness") or {}).get("score", 0)),
                 fmt_points((sc.get("performance") or {}).get("score", 0)),
                 fmt_points(sc.get("total", 0))]
-    return row + [fmt_points(rec.get("total", 0)), record_notes(rec)]
+    # sandbox: what the workers ran in (run.py grade --sandbox); "" in
+    # records from before it was recorded.
+    return row + [fmt_points(rec.get("total", 0)), rec.get("sandbox", ""), record_notes(rec)]
 
 
 def gradebook_csv(records: list[dict], exercises: list[str]) -> str:
