@@ -7,30 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char *sandbox_bwrap;   /* NULL: no sandbox */
-static char *sandbox_hide;    /* ':'-separated, or NULL */
-
-int bw_sandbox_set(const char *bwrap, const char *hide)
-{
-    char *b = bwrap != NULL ? strdup(bwrap) : NULL;
-    char *h = hide != NULL && hide[0] != '\0' ? strdup(hide) : NULL;
-    if ((bwrap != NULL && b == NULL) || (hide != NULL && hide[0] != '\0' && h == NULL)) {
-        free(b);
-        free(h);
-        return -1;
-    }
-    free(sandbox_bwrap);
-    free(sandbox_hide);
-    sandbox_bwrap = b;
-    sandbox_hide = h;
-    return 0;
-}
-
-const char *bw_sandbox_bwrap(void)
-{
-    return sandbox_bwrap;
-}
-
 /* A growing NULL-terminated array of malloc'd strings. */
 typedef struct {
     char **v;
@@ -68,53 +44,90 @@ static void push3(argv_buf *a, const char *opt, const char *x, const char *y)
     push(a, y);
 }
 
-char **bw_sandbox_argv(char *const *inner, const char *const *writable)
+static void push_all(argv_buf *a, char *const *v)
 {
-    if (sandbox_bwrap == NULL || inner == NULL)
-        return NULL;
-    argv_buf a = {0};
-    push(&a, sandbox_bwrap);
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        push(a, v[i]);
+}
+
+/* The parts of the command line that are the same for every worker, worked
+ * out once in bw_sandbox_set: what comes before the per-worker writable
+ * binds (NULL: no sandbox), and the hidden paths that come after them
+ * (NULL: none). */
+static char **sandbox_head;
+static char **sandbox_hidden;
+
+int bw_sandbox_set(const char *bwrap, const char *hide)
+{
+    bw_sandbox_argv_free(sandbox_head);
+    bw_sandbox_argv_free(sandbox_hidden);
+    sandbox_head = sandbox_hidden = NULL;
+    if (bwrap == NULL)
+        return 0;
+
+    argv_buf head = {0}, hidden = {0};
+    push(&head, bwrap);
     /* New network (loopback only), IPC, PID, UTS, user and cgroup namespaces;
      * killed when the grader's worker process (bwrap) dies. */
-    push(&a, "--unshare-all");
-    push(&a, "--die-with-parent");
-    push3(&a, "--ro-bind", "/", "/");
+    push(&head, "--unshare-all");
+    push(&head, "--die-with-parent");
+    push3(&head, "--ro-bind", "/", "/");
     /* A fresh /dev (null, zero, random, shm, ...) plus the GPU's nodes. */
-    push(&a, "--dev");
-    push(&a, "/dev");
+    push(&head, "--dev");
+    push(&head, "/dev");
     glob_t g;
     if (glob("/dev/nvidia*", 0, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++)
-            push3(&a, "--dev-bind", g.gl_pathv[i], g.gl_pathv[i]);
+            push3(&head, "--dev-bind", g.gl_pathv[i], g.gl_pathv[i]);
         globfree(&g);
     }
-    push(&a, "--proc");
-    push(&a, "/proc");
+    push(&head, "--proc");
+    push(&head, "/proc");
+
+    /* Hidden paths go last: a later mount covers an earlier one. A path that
+     * does not exist needs nothing. */
+    char *list = hide != NULL ? strdup(hide) : NULL;
+    if (hide != NULL && list == NULL)
+        hidden.failed = 1;
+    for (char *save = NULL, *p = list != NULL ? strtok_r(list, ":", &save) : NULL; p != NULL;
+         p = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        if (stat(p, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            push(&hidden, "--tmpfs");
+            push(&hidden, p);
+        } else {
+            push3(&hidden, "--ro-bind", "/dev/null", p);
+        }
+    }
+    free(list);
+    if (head.failed || hidden.failed) {
+        bw_sandbox_argv_free(head.v);
+        bw_sandbox_argv_free(hidden.v);
+        return -1;
+    }
+    sandbox_head = head.v;
+    sandbox_hidden = hidden.v;
+    return 0;
+}
+
+const char *bw_sandbox_bwrap(void)
+{
+    return sandbox_head != NULL ? sandbox_head[0] : NULL;
+}
+
+char **bw_sandbox_argv(char *const *inner, const char *const *writable)
+{
+    if (sandbox_head == NULL || inner == NULL)
+        return NULL;
+    argv_buf a = {0};
+    push_all(&a, sandbox_head);
     for (size_t i = 0; writable != NULL && writable[i] != NULL; i++)
         push3(&a, "--bind", writable[i], writable[i]);
-    /* Hidden last: a later mount covers an earlier one. A path that does not
-     * exist needs nothing. */
-    if (sandbox_hide != NULL) {
-        char *list = strdup(sandbox_hide);
-        if (list == NULL)
-            a.failed = 1;
-        for (char *save = NULL, *p = list != NULL ? strtok_r(list, ":", &save) : NULL; p != NULL;
-             p = strtok_r(NULL, ":", &save)) {
-            struct stat st;
-            if (stat(p, &st) != 0)
-                continue;
-            if (S_ISDIR(st.st_mode)) {
-                push(&a, "--tmpfs");
-                push(&a, p);
-            } else {
-                push3(&a, "--ro-bind", "/dev/null", p);
-            }
-        }
-        free(list);
-    }
+    push_all(&a, sandbox_hidden);   /* NULL when nothing is hidden */
     push(&a, "--");
-    for (size_t i = 0; inner[i] != NULL; i++)
-        push(&a, inner[i]);
+    push_all(&a, inner);
     if (a.failed) {
         bw_sandbox_argv_free(a.v);
         return NULL;

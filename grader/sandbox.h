@@ -10,7 +10,8 @@
 /* Every worker started afterwards runs inside `bwrap` (the executable's path;
  * NULL turns the sandbox off). hide: ':'-separated paths made invisible inside
  * (a directory becomes an empty one, a file reads as empty); NULL for none.
- * Both are copied. Returns 0, or -1 when out of memory. */
+ * The GPU's device nodes and which hidden paths exist are looked up here,
+ * once. Returns 0, or -1 when out of memory (then no sandbox is set). */
 int bw_sandbox_set(const char *bwrap, const char *hide);
 
 /* The bwrap executable in force, or NULL. */

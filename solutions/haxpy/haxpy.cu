@@ -9,7 +9,7 @@
 //   3. Keep every warp's accesses contiguous (coalesced).
 //   4. Do the few leftover elements (head and tail) with plain scalar code.
 //   5. On sm_90, let the copy engine move whole tiles (BW_STAGING below):
-//      a few large requests per block instead of one per thread.
+//      two bulk copies per block instead of one load per thread.
 //
 // Arithmetic: each element is computed in float with one fused multiply-add
 // and rounded once to bf16, round-to-nearest-even. That is exactly what the
@@ -283,11 +283,12 @@ haxpy_kernel(long long n, int head, long long n_vec, float alpha,
 // stores its results; with 2 they are written back into shared memory and
 // one thread sends the whole tile to memory with a third bulk copy.
 //
-// Why: a tile moves as a few large requests instead of one 16-byte request
-// per thread, so far fewer requests are tracked in flight. On the H100 that
-// is worth 0.35% (2) and 0.15% (1) over the register kernel, at this tile
-// size only (CUB's own for this job on sm_90); on the H200 the register
-// kernel is fastest. docs/BENCHMARKS.md has the figures.
+// What it changes: the block's loads are two bulk copies issued by one
+// thread instead of one 16-byte load per thread. Measured, not explained:
+// on the H100 that is worth 0.35% (2) and 0.15% (1) over the register
+// kernel, at this tile size only (CUB's own for this job on sm_90); on the
+// H200 the register kernel is 1.5-3.6% faster. docs/BENCHMARKS.md has the
+// figures; a profile of both kernels on both GPUs would be the next step.
 // Bulk copies exist from sm_90 on; the host launches this kernel only where
 // it was compiled for such a GPU (has_bulk_copies below).
 constexpr int kStageVecs = BW_STAGE_ELEMS / kElemsPerVec;

@@ -26,11 +26,12 @@ import unittest
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_grade, cmd_merge, gradebook, scoring  # noqa: E402
+from bwlab import cmd_grade, cmd_merge, gradebook, sandbox, scoring  # noqa: E402
 from bwlab.cmd_grade import Built, Outcome  # noqa: E402
 
 EXERCISES = ["haxpy", "vector_sum"]
@@ -549,6 +550,43 @@ class BatchTests(unittest.TestCase):
         alice = json.loads((self.dir / "out" / "alice.json").read_text())
         self.assertEqual(alice["exercises"][0]["test"]["seed"], cmd_grade.REDACTED)
         self.assertRegex(alice["seed"]["fingerprint"], r"^[0-9a-f]{12}$")
+
+    def test_the_sandbox_used_is_passed_on_hides_the_secrets_and_is_recorded(self):
+        seen = {}
+
+        def choose(mode, hide):
+            seen["mode"], seen["hide"] = mode, [str(h) for h in hide]
+            return sandbox.Sandbox("bwrap", bwrap="/opt/bwrap", hide=seen["hide"])
+
+        with mock.patch.object(cmd_grade.sandbox, "choose", choose):
+            code, text, runner = self.grade("--sandbox", "bwrap")
+        self.assertEqual(code, 0, text)
+        self.assertEqual(seen["mode"], "bwrap")
+        out = (self.dir / "out").resolve()
+        for must in (str(ROOT / "grader" / "instructor"), str(self.seed_file.resolve()), str(out)):
+            self.assertIn(must, seen["hide"])
+        self.assertEqual(runner.sandbox_args[:2], ("--sandbox", "/opt/bwrap"))
+        self.assertIn(str(self.seed_file.resolve()), runner.sandbox_args[3].split(":"))
+        self.assertIn("inside bubblewrap", text)
+        manifest = json.loads((out / "manifest.json").read_text())
+        self.assertEqual(manifest["sandbox"]["kind"], "bwrap")
+        rows = read_csv(out / "gradebook.csv")
+        self.assertTrue(rows and all(r["sandbox"] == "bwrap" for r in rows), rows)
+        self.assertEqual(json.loads((out / "alice.json").read_text())["sandbox"], "bwrap")
+
+    def test_no_sandbox_is_recorded_and_warned_about(self):
+        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda _: None):
+            code, text, runner = self.grade("--sandbox", "auto", out="nobox")
+        self.assertEqual(code, 0, text)
+        self.assertIn("WITHOUT a sandbox", text)
+        self.assertEqual(runner.sandbox_args, ())
+        out = self.dir / "nobox"
+        self.assertIn("not installed", json.loads((out / "manifest.json").read_text())["sandbox"]["warning"])
+        self.assertTrue(all(r["sandbox"] == "none" for r in read_csv(out / "gradebook.csv")))
+        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda _: None):
+            code, text, _ = self.grade("--sandbox", "bwrap", out="refused")
+        self.assertEqual(code, 2, text)
+        self.assertIn("not installed", text)
 
     def test_public_mode_is_explicit_and_has_no_hidden_cases(self):
         runner = FakeRunner()

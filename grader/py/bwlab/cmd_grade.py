@@ -426,15 +426,14 @@ class KitRunner:
     # -- bwgrade --------------------------------------------------------------
 
     # bwgrade's --sandbox/--hide (sandbox.Sandbox.bwgrade_args), set by run()
-    sandbox_args: list[str] = []
+    sandbox_args: tuple[str, ...] = ()
 
     def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float,
                  stdin_text: str | None = None) -> Outcome:
         from .cmd_test import read_json
         assert self.bwgrade is not None
         r = run_limited([str(self.bwgrade), *args, *self.sandbox_args, "--json", str(json_path)],
-                        timeout, env=env,
-                        stdin_text=stdin_text)
+                        timeout, env=env, stdin_text=stdin_text)
         doc = read_json(json_path) if r.rc is not None else None
         return Outcome(r.rc, doc, r.output, r.timed_out, r.seconds)
 
@@ -1043,7 +1042,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
                 console.say(console.indent(e.lines))
             return EXIT_KIT
         gradebook.write_manifest(out_dir, manifest)
-        runner.sandbox_args = box.bwgrade_args()
+        runner.sandbox_args = tuple(box.bwgrade_args())
         try:
             grade_batch(runner, todo, opts,
                         on_record=lambda r: gradebook.write_record(out_dir, {**r, "sandbox": box.kind}))

@@ -57,9 +57,12 @@ def probe(bwrap: str, timeout: float = 20.0) -> str | None:
     return None
 
 
-def choose(mode: str, hide: list[Path], which=shutil.which, probe_fn=probe) -> Sandbox:
+def choose(mode: str, hide: list[Path], which=None, probe_fn=None) -> Sandbox:
     """The sandbox for --sandbox MODE. SandboxError when bwrap was asked for
-    and cannot be used."""
+    and cannot be used. which and probe_fn stand in for shutil.which and
+    probe in tests."""
+    which = which or shutil.which
+    probe_fn = probe_fn or probe
     if mode not in MODES:
         raise SandboxError(f"--sandbox {mode}: choose one of {', '.join(MODES)}")
     hidden = [str(p) for p in hide]
