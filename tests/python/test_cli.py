@@ -94,3 +94,39 @@ class Table(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ImportGraph(unittest.TestCase):
+    """The bwlab modules import each other without cycles (counting imports
+    inside functions too): a cycle is how build.py and vet.py, or cmd_grade
+    and cmd_handout, once ended up needing each other."""
+
+    def test_no_cycles(self):
+        import ast
+        pkg = ROOT / "grader" / "py" / "bwlab"
+        mods = {p.stem for p in pkg.glob("*.py")}
+        edges = {}
+        for m in mods:
+            deps = set()
+            for node in ast.walk(ast.parse((pkg / f"{m}.py").read_text())):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    if node.module:
+                        deps.add(node.module.split(".")[0])
+                    else:
+                        deps |= {a.name for a in node.names}
+            edges[m] = (deps & mods) - {"__init__"}
+        state = {}
+
+        def visit(m, path):
+            if state.get(m) == "done":
+                return
+            if state.get(m) == "open":
+                self.fail("import cycle: " + " -> ".join(path[path.index(m):] + [m]))
+            state[m] = "open"
+            for d in sorted(edges[m]):
+                visit(d, path + [m])
+            state[m] = "done"
+
+        for m in sorted(mods):
+            visit(m, [])
+        self.assertIn("seeds", edges["cmd_handout"])   # the test sees function-level imports

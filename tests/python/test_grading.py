@@ -31,8 +31,9 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_grade, cmd_merge, gradebook, sandbox, scoring  # noqa: E402
-from bwlab.cmd_grade import Built, Outcome  # noqa: E402
+from bwlab import (child_run, cmd_grade, cmd_merge, grade_batch, grade_runner, gradebook,  # noqa: E402
+                   sandbox, scoring, seeds, submission_ids)
+from bwlab.grade_runner import Built, Outcome  # noqa: E402
 
 EXERCISES = ["haxpy", "vector_sum"]
 SECRET = 0x5EC12E75EED0BEEF   # a test seed, far from the public one
@@ -548,7 +549,7 @@ class BatchTests(unittest.TestCase):
                     self.assertNotIn(n.lower(), data, f"{path} holds the secret seed")
         self.assertNotIn(str(SECRET), text)
         alice = json.loads((self.dir / "out" / "alice.json").read_text())
-        self.assertEqual(alice["exercises"][0]["test"]["seed"], cmd_grade.REDACTED)
+        self.assertEqual(alice["exercises"][0]["test"]["seed"], seeds.REDACTED)
         self.assertRegex(alice["seed"]["fingerprint"], r"^[0-9a-f]{12}$")
 
     def test_the_sandbox_used_is_passed_on_hides_the_secrets_and_is_recorded(self):
@@ -602,17 +603,17 @@ class BatchTests(unittest.TestCase):
 
     def test_no_seed_means_no_grading(self):
         with tempfile.TemporaryDirectory() as fake_root:
-            with self.assertRaises(cmd_grade.SeedError) as cm:
-                cmd_grade.find_seed(Path(fake_root), None, False, environ={})
+            with self.assertRaises(seeds.SeedError) as cm:
+                seeds.find_seed(Path(fake_root), None, False, environ={})
             self.assertIn("--public", str(cm.exception))
         code, text = run_grade(FakeRunner(), str(self.subs), "--out", str(self.dir / "x"),
                                "--seed-file", str(self.dir / "nonexistent"))
         self.assertEqual(code, 2)
         for bad in ("12345", "0x62776c6162", "banana"):   # short, the public seed, not a number
             self.seed_file.write_text(bad + "\n")
-            with self.assertRaises(cmd_grade.SeedError):
-                cmd_grade.find_seed(ROOT, str(self.seed_file), False, environ={})
-        seed = cmd_grade.find_seed(ROOT, None, False, environ={"BWLAB_SECRET_SEED": hex(SECRET)})
+            with self.assertRaises(seeds.SeedError):
+                seeds.find_seed(ROOT, str(self.seed_file), False, environ={})
+        seed = seeds.find_seed(ROOT, None, False, environ={"BWLAB_SECRET_SEED": hex(SECRET)})
         self.assertEqual((seed.value, seed.hidden), (SECRET, True))
 
     def test_problems_give_exit_1_but_the_others_are_graded(self):
@@ -671,25 +672,25 @@ class BatchTests(unittest.TestCase):
         self.assertIn(">=90%: 1", text)
 
     def test_ids(self):
-        self.assertEqual(cmd_grade.submission_id("x/alice.tar.gz"), "alice")
-        self.assertEqual(cmd_grade.submission_id("x/bob.tgz"), "bob")
-        self.assertEqual(cmd_grade.submission_id("x/carol.zip"), "carol")
-        self.assertEqual(cmd_grade.submission_id("x/d.v2.zip"), "d.v2")
+        self.assertEqual(submission_ids.submission_id("x/alice.tar.gz"), "alice")
+        self.assertEqual(submission_ids.submission_id("x/bob.tgz"), "bob")
+        self.assertEqual(submission_ids.submission_id("x/carol.zip"), "carol")
+        self.assertEqual(submission_ids.submission_id("x/d.v2.zip"), "d.v2")
         d = self.dir / "erin.tar.gz"
         d.mkdir()
-        self.assertEqual(cmd_grade.submission_id(d), "erin.tar.gz")    # a folder keeps its name
-        self.assertEqual(cmd_grade.submission_id(str(self.dir / "frank") + "/"), "frank")
+        self.assertEqual(submission_ids.submission_id(d), "erin.tar.gz")    # a folder keeps its name
+        self.assertEqual(submission_ids.submission_id(str(self.dir / "frank") + "/"), "frank")
 
     def test_shard_selection_is_one_based_and_covers_everyone_once(self):
         ids = [f"s{i:02d}" for i in range(10)][::-1]
-        self.assertEqual(cmd_grade.shard_select(ids, (1, 3)), ["s00", "s03", "s06", "s09"])
-        self.assertEqual(cmd_grade.shard_select(ids, (3, 3)), ["s02", "s05", "s08"])
-        union = sum((cmd_grade.shard_select(ids, (k, 4)) for k in range(1, 5)), [])
+        self.assertEqual(submission_ids.shard_select(ids, (1, 3)), ["s00", "s03", "s06", "s09"])
+        self.assertEqual(submission_ids.shard_select(ids, (3, 3)), ["s02", "s05", "s08"])
+        union = sum((submission_ids.shard_select(ids, (k, 4)) for k in range(1, 5)), [])
         self.assertEqual(sorted(union), sorted(ids))
-        self.assertEqual(cmd_grade.parse_shard("2/5"), (2, 5))
+        self.assertEqual(submission_ids.parse_shard("2/5"), (2, 5))
         for bad in ("0/1", "2/1", "1", "a/b", "1/0"):
             with self.assertRaises(ValueError):
-                cmd_grade.parse_shard(bad)
+                submission_ids.parse_shard(bad)
 
     def test_shards_merge_into_exactly_the_unsharded_gradebook(self):
         code, text, _ = self.grade(out="all")
@@ -753,7 +754,7 @@ class BatchTests(unittest.TestCase):
         self.assertEqual(read_csv(self.dir / "sol" / "gradebook.csv")[0]["total"], "200")
 
     def test_suspicious_includes_are_noted(self):
-        notes = cmd_grade.include_notes({"haxpy": b'#include "../../solutions/haxpy/haxpy.cu"\n'
+        notes = grade_batch.include_notes({"haxpy": b'#include "../../solutions/haxpy/haxpy.cu"\n'
                                                   b'#include <cuda_bf16.h>\n#include "haxpy.h"\n'})
         self.assertEqual(len(notes), 1)
         self.assertIn("solutions", notes[0])
@@ -799,7 +800,7 @@ class RunLimitedTests(unittest.TestCase):
             pidfile = Path(tmp) / "child.pid"
             script = f"sleep 60 & echo $! > {pidfile}; echo started; wait"
             t0 = time.monotonic()
-            r = cmd_grade.run_limited(["sh", "-c", script], timeout=1.0)
+            r = child_run.run_limited(["sh", "-c", script], timeout=1.0)
             self.assertTrue(r.timed_out)
             self.assertIsNone(r.rc)
             self.assertLess(time.monotonic() - t0, 30)
@@ -812,11 +813,11 @@ class RunLimitedTests(unittest.TestCase):
             self.assertFalse(_alive(pid), "the background child survived")
 
     def test_exit_code_and_output(self):
-        r = cmd_grade.run_limited(["sh", "-c", "echo out; echo err >&2; exit 7"], timeout=30)
+        r = child_run.run_limited(["sh", "-c", "echo out; echo err >&2; exit 7"], timeout=30)
         self.assertEqual((r.rc, r.timed_out), (7, False))
         self.assertIn("out", r.output)
         self.assertIn("err", r.output)
-        r = cmd_grade.run_limited(["/nonexistent/tool"], timeout=5)
+        r = child_run.run_limited(["/nonexistent/tool"], timeout=5)
         self.assertIsNone(r.rc)
 
 
@@ -837,8 +838,8 @@ class SecretSeedTests(unittest.TestCase):
                 "out = sys.argv[sys.argv.index('--json') + 1]\n"
                 "json.dump({'tool': 'bwgrade', 'mode': 'test', 'status': 'pass'}, open(out, 'w'))\n")
             fake.chmod(0o755)
-            runner = cmd_grade.KitRunner(ROOT, tmp, EXERCISES, bwgrade=fake)
-            seed = cmd_grade.Seed(SECRET, "secret", "test", True)
+            runner = grade_runner.KitRunner(ROOT, tmp, EXERCISES, bwgrade=fake)
+            seed = seeds.Seed(SECRET, "secret", "test", True)
             out = runner.test("haxpy", tmp / "worker", seed, dict(os.environ), 30, tmp / "r.json")
             self.assertEqual(out.rc, 0, out.output)
             got = json.loads(log.read_text())

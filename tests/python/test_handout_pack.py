@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_handout, exercises  # noqa: E402
+from bwlab import cmd_handout, exercises, handout_files  # noqa: E402
 
 FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
 INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
@@ -61,9 +61,9 @@ class RuleTests(unittest.TestCase):
                    "notes.txt", "submissions/alice.zip", "exercises/haxpy/secret_seed",
                    "exercises/haxpy/haxpy.cu.orig"]
         for p in inside:
-            self.assertIsNone(cmd_handout.verdict(p), p)
+            self.assertIsNone(handout_files.verdict(p), p)
         for p in outside:
-            self.assertIsNotNone(cmd_handout.verdict(p), p)
+            self.assertIsNotNone(handout_files.verdict(p), p)
 
 
 class FakeKitTests(unittest.TestCase):
@@ -125,7 +125,7 @@ class FakeKitTests(unittest.TestCase):
     def test_the_tarball_is_reproducible(self):
         quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
         a = self.out.read_bytes()
-        quiet(cmd_handout.pack, self.root, cmd_handout.select(cmd_handout.list_files(self.root)[0])[0],
+        quiet(cmd_handout.pack, self.root, handout_files.select(handout_files.list_files(self.root)[0])[0],
               self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime))
         self.assertEqual(a, self.out.read_bytes())
 
@@ -175,10 +175,10 @@ class RealKitTests(unittest.TestCase):
         needles = [str(FAKE_SEED), hex(FAKE_SEED)]
         seed_file = ROOT / "grader" / "instructor" / "secret_seed"
         if seed_file.is_file():
-            from bwlab import cmd_grade
+            from bwlab import seeds
             try:
-                needles += cmd_grade.find_seed(ROOT, str(seed_file), False, {}).secrets()
-            except cmd_grade.SeedError:
+                needles += seeds.find_seed(ROOT, str(seed_file), False, {}).secrets()
+            except seeds.SeedError:
                 pass
         for f in self.files:
             data = (self.kit / f).read_bytes().lower()

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import sandbox  # noqa: E402
+from bwlab import grade_runner, sandbox, seeds  # noqa: E402
 
 BWGRADE = ROOT / "build" / "bwgrade"
 SECRET = "31415926535897932"
@@ -65,16 +65,15 @@ class Choose(unittest.TestCase):
 class KitRunnerPassesIt(unittest.TestCase):
     def test_every_bwgrade_run_carries_the_sandbox_options(self):
         # A stand-in bwgrade that writes its own command line as its report.
-        from bwlab import cmd_grade
         with tempfile.TemporaryDirectory() as tmp:
             fake = Path(tmp) / "bwgrade"
             fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
                             "out = sys.argv[sys.argv.index('--json') + 1]\n"
                             "json.dump({'argv': sys.argv[1:]}, open(out, 'w'))\n")
             fake.chmod(0o755)
-            runner = cmd_grade.KitRunner(ROOT, Path(tmp), ["haxpy"], bwgrade=fake)
+            runner = grade_runner.KitRunner(ROOT, Path(tmp), ["haxpy"], bwgrade=fake)
             runner.sandbox_args = ("--sandbox", "/opt/bwrap", "--hide", "/s/seed")
-            seed = cmd_grade.Seed(None, "public", "--public", hidden=False)
+            seed = seeds.Seed(None, "public", "--public", hidden=False)
             t = runner.test("haxpy", Path("/w"), seed, {}, 30, Path(tmp) / "t.json")
             b = runner.bench("haxpy", Path("/w"), {}, 30, Path(tmp) / "b.json")
             for out in (t, b):

@@ -354,15 +354,15 @@ class HookTests(unittest.TestCase):
 
     def test_grade_hook_reason(self):
         # Catches run.py grade running a refused worker or losing the reason.
-        from bwlab import cmd_grade
+        from bwlab import grade_runner
         with mock.patch.object(vet, "vet_built", return_value=None):
-            self.assertIsNone(cmd_grade._vet(Path("/x"), "bw_worker_haxpy", "haxpy"))
+            self.assertIsNone(grade_runner._vet(Path("/x"), "bw_worker_haxpy", "haxpy"))
         bad = vet.Refusal("exit", "interposition", "your file defines exit")
         with mock.patch.object(vet, "vet_built", return_value=bad):
-            self.assertEqual(cmd_grade._vet(Path("/x"), "bw_worker_haxpy", "haxpy"),
+            self.assertEqual(grade_runner._vet(Path("/x"), "bw_worker_haxpy", "haxpy"),
                              "refused: your file defines exit")
         with mock.patch.object(vet, "vet_built", side_effect=vet.VetError("no nm")):
-            self.assertIn("could not be checked", cmd_grade._vet(Path("/x"), "t", "haxpy"))
+            self.assertIn("could not be checked", grade_runner._vet(Path("/x"), "t", "haxpy"))
 
     def test_refused_scores_zero_with_reason(self):
         reason = scoring._unrunnable_reason({"state": "refused", "reason": "refused: defines exit"})

@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import console, repo_root
+from . import console, repo_root, vet
 from .submission import Submission
+from .toolchain import CUDA_BIN, cache_values, tool_env  # noqa: F401 (used by callers as build.*)
 
 MAX_ERROR_LINES = 60
-CUDA_BIN = Path("/usr/local/cuda/bin")
 CHECK_MISSING_RE = re.compile(r"Check \(the C unit test library\) was not found|Check\b.*\bnot found", re.I)
 
 
@@ -88,14 +88,6 @@ def jobs() -> int:
     return os.cpu_count() or 2
 
 
-def tool_env() -> dict[str, str]:
-    """The environment for CMake: nvcc on PATH when CUDA sits in /usr/local/cuda."""
-    env = dict(os.environ)
-    if not shutil.which("nvcc", path=env.get("PATH")) and (CUDA_BIN / "nvcc").exists():
-        env["PATH"] = f"{env.get('PATH', '')}{os.pathsep}{CUDA_BIN}".lstrip(os.pathsep)
-    return env
-
-
 def run_captured(cmd: list[str], verbose: bool = False, env: dict[str, str] | None = None,
                  cwd: Path | None = None) -> tuple[int, str]:
     """Run a command; return its exit code and its merged output. With
@@ -122,18 +114,6 @@ def _require_cmake() -> None:
 
 
 # --- configure and build -------------------------------------------------------------
-
-def cache_values(bdir: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    cache = bdir / "CMakeCache.txt"
-    if not cache.exists():
-        return out
-    for line in cache.read_text(errors="replace").splitlines():
-        m = re.match(r"^([A-Za-z_0-9]+):[A-Z_]+=(.*)$", line)
-        if m:
-            out[m.group(1)] = m.group(2)
-    return out
-
 
 def _truthy(v: str) -> bool:
     return v.upper() in ("1", "ON", "YES", "TRUE", "Y")
@@ -401,7 +381,6 @@ VETTED_LABELS = ("student", "submission")
 
 def _vet_worker(w: Worker, bdir: Path) -> None:
     """Refuse a built worker whose student file breaks vet.py's rules."""
-    from . import vet
     try:
         refusal = vet.vet_built(bdir, w.target, w.exercise)
     except vet.VetError as e:
@@ -444,7 +423,6 @@ def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]
 def _object_refused(w: Worker, bdir: Path, since: float) -> bool:
     """After a failed link: vet the student's object if this build made it
     (one left from an earlier build says nothing about this file)."""
-    from . import vet
     obj = vet.find_object(bdir, w.target, w.exercise)
     if obj is None or obj.stat().st_mtime < since - 1.0:
         return False

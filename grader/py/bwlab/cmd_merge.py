@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_OK, EXIT_USAGE, __version__, console
 from . import gradebook
-from .cmd_grade import ids_digest
+from .submission_ids import ids_digest
 
 
 HELP = "merge the folders of sharded grading runs into one gradebook (instructors)"

@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .toolchain import cache_values, tool_env
+
 ALLOW_ENV = "BWLAB_ALLOW_LIBRARIES"
 
 # --- rule tables ---------------------------------------------------------------------
@@ -244,7 +246,6 @@ def compile_object(cu: Path, out_dir: Path, include_dirs: list[Path],
                    env: dict[str, str] | None = None, arch: str | None = None) -> Path:
     """Compile cu to an object with nvcc -c, as CMake does for the workers
     (C++17, no separable compilation). Raises VetError when it does not compile."""
-    from .build import tool_env
     env = env or tool_env()
     nvcc = shutil.which("nvcc", path=env.get("PATH"))
     if nvcc is None:
@@ -269,7 +270,6 @@ def vet_built(tree: Path, target: str, exercise: str,
     obj = find_object(tree, target, exercise)
     if obj is not None:
         return vet_object(obj, allow_libraries, source)
-    from .build import cache_values
     cache = cache_values(tree)
     kit, student = cache.get("CMAKE_HOME_DIRECTORY"), cache.get("BW_STUDENT_DIR")
     if not kit or not student:

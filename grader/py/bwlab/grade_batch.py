@@ -1,0 +1,332 @@
+"""Grading a batch: each submission is built (on up to --jobs threads) and then
+tested and benchmarked on one lane per GPU; its record is scored, scrubbed of
+the secret seed and handed on as soon as it is done.
+
+A compile error, crash, hang or missing file costs only the exercise it
+touches; only "no CUDA device" stops the batch (NoDevice).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring
+from .cmd_test import looks_like_no_device
+from .submission import SubmissionError
+from .child_run import kill_all_children
+from .grade_runner import Built, Outcome
+from .scoring import fmt_points, pts
+from .seeds import SECRET_ENV, SEED_ENV, Seed, redact
+
+
+class NoDevice(Exception):
+    """bwgrade found no CUDA device: stop, grading further is pointless."""
+
+
+INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
+
+
+def include_notes(files: dict[str, bytes]) -> list[str]:
+    """Flag #include paths that climb out ('..') or are absolute: a student
+    file has no business reaching into the rest of the machine."""
+    notes = []
+    for ex, data in sorted(files.items()):
+        for m in INCLUDE_RE.finditer(data):
+            inc = m.group(1).decode("utf-8", "replace")
+            if inc.startswith("/") or ".." in inc.split("/"):
+                notes.append(f"{ex}: suspicious #include \"{inc}\"")
+    return notes
+
+
+@dataclass
+class Options:
+    exercises: list[str]
+    policy: scoring.Policy
+    seed: Seed
+    out_dir: Path
+    lanes: list[str | None] = field(default_factory=lambda: [None])   # GPU per lane
+    jobs: int = 2
+    build_timeout: float = scoring.LIMIT_DEFAULTS["build_timeout"]
+    test_timeout: float = scoring.LIMIT_DEFAULTS["test_timeout"]
+    bench_timeout: float = scoring.LIMIT_DEFAULTS["bench_timeout"]
+    keep_work: bool = False
+    quiet: bool = False
+
+
+def child_env(gpu: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (SECRET_ENV, SEED_ENV)}
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    return env
+
+
+class Progress:
+    def __init__(self, total: int, quiet: bool = False):
+        self.total = total
+        self.done = 0
+        self.start = time.monotonic()
+        self.lock = threading.Lock()
+        self.quiet = quiet
+
+    @staticmethod
+    def clock(seconds: float) -> str:
+        s = int(round(seconds))
+        h, rem = divmod(s, 3600)
+        m, s = divmod(rem, 60)
+        return f"{h}h{m:02d}m{s:02d}s" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            with self.lock:
+                console.say(text)
+
+    def started(self, sid: str, gpu: str | None) -> None:
+        where = f" on GPU {gpu}" if gpu is not None else ""
+        self.say(f"[{self.done}/{self.total}] grading {sid}{where} ...")
+
+    def finished(self, rec: dict) -> None:
+        with self.lock:
+            self.done += 1
+            done = self.done
+        elapsed = time.monotonic() - self.start
+        left = elapsed / done * (self.total - done)
+        flag = "  PROBLEM" if rec.get("problems") else ""
+        self.say(f"[{done}/{self.total}] {rec['id']}: {fmt_points(rec['total'])}/"
+                 f"{fmt_points(rec['max_total'])}{flag}  (elapsed {self.clock(elapsed)}, "
+                 f"about {self.clock(left)} left)")
+
+
+def _empty_exercise(ex: str) -> dict:
+    return {"exercise": ex, "state": "not_built", "student_file": f"exercises/{ex}/{ex}.cu",
+            "found_at": None, "build": None, "test_exit": None, "test": None,
+            "bench_exit": None, "bench": None, "seconds": 0.0}
+
+
+def build_submission(runner, sid: str, path: Path, opts: Options) -> tuple[object | None, Built, list[str]]:
+    """Read and build one submission: (submission or None, Built, problems)."""
+    try:
+        sub = runner.load(path)
+    except SubmissionError as e:
+        return None, Built(), [f"the submission could not be read: {e}"]
+    except OSError as e:
+        return None, Built(), [f"the submission could not be read: {e.strerror or e}"]
+    try:
+        built = runner.build(sub, sid, opts.build_timeout)
+    except Exception as e:  # noqa: BLE001 - one submission's trouble must not stop the batch
+        return sub, Built(), [f"building failed inside the grader: {type(e).__name__}: {e}"]
+    return sub, built, []
+
+
+def test_submission(runner, sid: str, path: Path, sub, built: Built, load_problems: list[str],
+                    gpu: str | None, opts: Options) -> dict:
+    """Run bwgrade on what was built and score it: the submission's record."""
+    seed = opts.seed
+    t0 = time.monotonic()
+    env = child_env(gpu)
+    logs_dir = opts.out_dir / gradebook.LOGS_DIR / sid
+    problems = list(load_problems) + list(built.problems)
+    notes = list(built.notes)
+    if sub is not None:
+        notes += include_notes(getattr(sub, "files", {}))
+    results = []
+    scratch = Path(tempfile.mkdtemp(prefix="bwlab-json-"))
+    try:
+        for ex in opts.exercises:
+            t_ex = time.monotonic()
+            res = _empty_exercise(ex)
+            res["found_at"] = built.found_at.get(ex)
+            binfo = built.build.get(ex)
+            if sub is None:
+                res.update(state="not_built", reason="the submission could not be read")
+            elif binfo is None:
+                res.update(state="not_built", reason="not built")
+            else:
+                res["build"] = binfo
+                res["state"] = binfo["state"]
+                if binfo.get("reason"):
+                    res["reason"] = binfo["reason"]
+                if binfo["state"] == "build_timeout":
+                    res["build_timeout"] = opts.build_timeout
+            worker = built.workers.get(ex)
+            if res["state"] == "ok" and worker is not None:
+                _run_tests(runner, ex, worker, env, res, problems, scratch, opts)
+            pol = opts.policy.for_exercise(ex)
+            res["score"] = scoring.score_exercise(pol, res)
+            res["seconds"] = round(time.monotonic() - t_ex + (binfo or {}).get("seconds", 0.0), 2)
+            results.append(res)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if built.logs:
+        for name, text in built.logs.items():
+            p = logs_dir / f"{name}.log"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(redact(text, seed), encoding="utf-8")
+    rec = {
+        "kind": gradebook.RECORD_KIND, "format": gradebook.RECORD_FORMAT,
+        "id": sid, "source": path.name or str(path), "kit_version": __version__,
+        "seed": seed.describe(),
+        "policy": {"source": opts.policy.source, "sha256": opts.policy.sha256},
+        "gpu": gpu,
+        "exercises": results,
+        "total": pts(sum(r["score"]["total"] for r in results)),
+        "max_total": pts(sum(r["score"]["max"] for r in results)),
+        "notes": notes, "problems": problems,
+        "seconds": round(time.monotonic() - t0, 2),
+    }
+    return redact(rec, seed)
+
+
+def _looks_like_no_device(out: Outcome) -> bool:
+    """bwgrade's exit 3 means no device, or a worker that would not start;
+    a report that names a device rules the first out."""
+    if out.rc != EXIT_NO_DEVICE:
+        return False
+    lines = out.output.splitlines()
+    if out.doc:
+        dev = out.doc.get("device")
+        if isinstance(dev, dict) and dev.get("name"):
+            return False
+        lines += [str(d.get("text", "")) for d in out.doc.get("diagnoses") or []]
+    return looks_like_no_device(lines)
+
+
+def _tail_text(text: str, limit: int = 2000) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _run_tests(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
+               problems: list[str], scratch: Path, opts: Options) -> None:
+    out = runner.test(ex, worker, opts.seed, env, opts.test_timeout, scratch / f"{ex}.test.json")
+    res["test_exit"] = out.rc
+    res["test_seconds"] = round(out.seconds, 2)
+    if out.timed_out:
+        res.update(state="test_timeout", test_timeout=opts.test_timeout)
+        return
+    if out.rc in (0, 1) and isinstance(out.doc, dict):
+        res["test"] = out.doc
+    else:
+        if _looks_like_no_device(out):
+            raise NoDevice(_tail_text(out.output, 400) or "bwgrade found no CUDA device")
+        if out.rc == 3:
+            diag = "; ".join(str(d.get("text", "")) for d in (out.doc or {}).get("diagnoses") or [])
+            why = f"bwgrade could not run the worker (exit 3){': ' + diag if diag else ''}"
+        elif out.rc is None:
+            why = "bwgrade could not be started"
+        elif out.rc == 2:
+            why = "bwgrade refused its command line (exit 2)"
+        elif out.rc < 0:
+            why = f"bwgrade was killed by signal {-out.rc}"
+        else:
+            why = f"bwgrade exited with code {out.rc} without a usable report"
+        res.update(state="test_error", reason=why, test=out.doc, test_output=_tail_text(out.output))
+        problems.append(f"{ex}: {why}")
+        return
+    pol = opts.policy.for_exercise(ex)
+    corr = scoring.score_correctness(pol, res)
+    if not corr["passed"] or pol.performance_points <= 0:
+        return
+    b = runner.bench(ex, worker, env, opts.bench_timeout, scratch / f"{ex}.bench.json")
+    res["bench_exit"] = b.rc
+    res["bench_seconds"] = round(b.seconds, 2)
+    if b.timed_out:
+        res.update(bench_state="bench_timeout", bench_timeout=opts.bench_timeout)
+    elif b.rc in (0, 1) and isinstance(b.doc, dict):
+        res["bench"] = b.doc
+        res["bench_state"] = "ok"
+    else:
+        if _looks_like_no_device(b):
+            raise NoDevice(_tail_text(b.output, 400) or "bwgrade found no CUDA device")
+        why = f"the benchmark could not run (bwgrade exit {b.rc})"
+        res.update(bench_state="bench_error", bench_reason=why, bench_output=_tail_text(b.output))
+        problems.append(f"{ex}: {why}")
+
+
+def grade_batch(runner, todo: dict[str, Path], opts: Options,
+                on_record=None) -> list[dict]:
+    """Grade the submissions in todo (id -> path) in sorted id order: builds on
+    up to opts.jobs threads, runs on one lane per GPU. on_record(rec) is called
+    as each finishes. Raises NoDevice (after stopping the others)."""
+    ids = sorted(todo)
+    progress = Progress(len(ids), opts.quiet)
+    records: dict[str, dict] = {}
+    lanes = opts.lanes or [None]
+    ahead = threading.Semaphore(len(lanes) + max(1, opts.jobs))
+    work: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    failure: list[BaseException] = []
+
+    def build_job(sid: str):
+        if stop.is_set():
+            return None, Built(), ["not graded: the run stopped"]
+        return build_submission(runner, sid, todo[sid], opts)
+
+    def producer(pool: ThreadPoolExecutor) -> None:
+        for sid in ids:
+            ahead.acquire()
+            if stop.is_set():
+                break
+            work.put((sid, pool.submit(build_job, sid)))
+        for _ in lanes:
+            work.put(None)
+
+    def lane(gpu: str | None) -> None:
+        while True:
+            item = work.get()
+            if item is None:
+                return
+            sid, fut = item
+            built = Built()
+            try:
+                if stop.is_set():
+                    continue
+                sub, built, load_problems = fut.result()
+                progress.started(sid, gpu)
+                rec = test_submission(runner, sid, todo[sid], sub, built, load_problems, gpu, opts)
+                if stop.is_set():
+                    continue   # its runs may have been killed by the stop: no record
+                records[sid] = rec
+                if on_record:
+                    on_record(rec)
+                progress.finished(rec)
+            except BaseException as e:  # noqa: BLE001 - stop everything, report once
+                failure.append(e)
+                stop.set()
+                kill_all_children()
+            finally:
+                if not opts.keep_work:
+                    try:
+                        runner.cleanup(built)
+                    except Exception:  # noqa: BLE001
+                        pass
+                ahead.release()
+
+    pool = ThreadPoolExecutor(max_workers=max(1, opts.jobs), thread_name_prefix="bwlab-build")
+    prod = threading.Thread(target=producer, args=(pool,), daemon=True)
+    threads = [threading.Thread(target=lane, args=(g,), daemon=True) for g in lanes]
+    try:
+        prod.start()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        prod.join()
+    except KeyboardInterrupt:
+        stop.set()
+        kill_all_children()
+        for _ in range(len(lanes) + max(1, opts.jobs)):
+            ahead.release()   # let the producer see the stop
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True, cancel_futures=True)
+    if failure:
+        raise failure[0]
+    return [records[s] for s in ids if s in records]

@@ -1,0 +1,239 @@
+"""How run.py grade reads, builds and runs one submission: KitRunner.
+
+Each submission is compiled against a pristine copy of the kit's sources that
+holds no solutions and no instructor files (the handout's own file list), in a
+build tree of its own, with a time limit on every step; its compiled file is
+vetted (vet.py) before it may run. bwgrade, built once per grading run from
+the same pristine copy, runs the cases and the benchmark.
+
+grade_batch.py only calls a runner's load, build, test, bench and cleanup, so
+the tests can grade with a fake runner, without nvcc or a GPU.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build, console, handout_files, submission, vet
+from .cmd_test import read_json
+from .child_run import run_limited
+from .scoring import fmt_points
+from .seeds import SECRET_ENV, SEED_ENV, Seed
+
+# Of the handout's files, those a student-only build never reads.
+KIT_SKIP = ("docs/", "handout/", "tests/", "grader/py/")
+
+
+def build_env() -> dict[str, str]:
+    """CMake's environment (build.tool_env: nvcc on PATH) without the seeds."""
+    return {k: v for k, v in build.tool_env().items() if k not in (SECRET_ENV, SEED_ENV)}
+
+
+@dataclass
+class Built:
+    """What building one submission produced."""
+    workdir: Path | None = None
+    workers: dict[str, Path] = field(default_factory=dict)        # exercise -> executable
+    build: dict[str, dict] = field(default_factory=dict)          # exercise -> build info
+    found_at: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    logs: dict[str, str] = field(default_factory=dict)            # log name -> full text
+
+
+@dataclass
+class Outcome:
+    """One bwgrade run: exit code (None: timed out or not started), its JSON, output."""
+    rc: int | None
+    doc: dict | None
+    output: str = ""
+    timed_out: bool = False
+    seconds: float = 0.0
+
+
+class KitRunner:
+    """Builds submissions with CMake against a pristine copy of the kit, runs bwgrade."""
+
+    def __init__(self, root: Path, workdir: Path, exercises: list[str], build_jobs: int = 2,
+                 bwgrade: Path | None = None, verbose: bool = False):
+        self.root = Path(root)
+        self.workdir = Path(workdir)
+        self.exercises = list(exercises)
+        self.build_jobs = max(1, build_jobs)
+        self.bwgrade = Path(bwgrade) if bwgrade else None
+        self.verbose = verbose
+        self.archs: str | None = None
+        self._kit_files: list[str] | None = None
+
+    # -- set-up ---------------------------------------------------------------
+
+    def kit_files(self) -> list[str]:
+        """The kit files a build may see: the student handout's own list
+        (handout_files: no solutions, no instructor files), minus what the
+        student-only build never reads (docs, tests, the Python layer)."""
+        if self._kit_files is None:
+            files, _ = handout_files.list_files(self.root)
+            kept, _ = handout_files.select(files)
+            self._kit_files = [f for f in kept
+                               if not f.startswith(KIT_SKIP) or f == "tests/CMakeLists.txt"]
+        return self._kit_files
+
+    def pristine_copy(self, dest: Path) -> Path:
+        for rel in self.kit_files():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.root / rel, target)
+        return dest
+
+    def setup(self, timeout: float) -> None:
+        """Build bwgrade once, from a pristine copy. Raises build.KitError."""
+        if self.archs is None:
+            self.archs = build.cache_values(build.build_dir(self.root)).get("CMAKE_CUDA_ARCHITECTURES")
+        if self.bwgrade is not None:
+            if not self.bwgrade.is_file():
+                raise build.KitError(f"--bwgrade {self.bwgrade}: no such file")
+            return
+        if not shutil.which("cmake"):
+            raise build.KitError("cmake was not found: install CMake 3.24 or newer")
+        kit = self.pristine_copy(self.workdir / "grader" / "kit")
+        tree = self.workdir / "grader" / "build"
+        console.say("building the grader (bwgrade) from a pristine copy of the kit ...")
+        opts = {"BW_STUDENT_ONLY": "ON", **self._arch_opt()}
+        for step in (build.configure_command(kit, tree, opts),
+                     ["cmake", "--build", str(tree), "-j", str(build.jobs()), "--target", "bwgrade"]):
+            r = run_limited(step, timeout, env=build_env())
+            if r.rc != 0:
+                why = "timed out" if r.timed_out else f"exit {r.rc}"
+                raise build.KitError(f"the grader did not build ({why})",
+                                     build.trim_compiler_output(r.output, {str(kit) + "/": ""})
+                                     or r.output.splitlines()[-40:])
+        self.bwgrade = build.executable(tree, "bwgrade")
+        if self.bwgrade is None:
+            raise build.KitError(f"bwgrade was built but cannot be found in {tree}")
+
+    def _arch_opt(self) -> dict[str, str]:
+        return {"CMAKE_CUDA_ARCHITECTURES": self.archs} if self.archs else {}
+
+    # -- a submission ---------------------------------------------------------
+
+    def load(self, path: Path):
+        """submission.load: raises submission.SubmissionError when unusable."""
+        return submission.load(path, self.exercises)
+
+    def build(self, sub, sub_id: str, timeout: float) -> Built:
+        b = Built()
+        b.workdir = Path(tempfile.mkdtemp(prefix=_safe_name(sub_id) + "-", dir=self.workdir))
+        b.found_at = dict(sub.found_at)
+        kit = self.pristine_copy(b.workdir / "kit")
+        student = b.workdir / "student"
+        for ex in self.exercises:
+            dest = student / ex / f"{ex}.cu"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            # A missing file gets a placeholder so CMake can configure; it is never built.
+            dest.write_bytes(sub.files.get(ex, build.MISSING_PLACEHOLDER.encode()))
+        tree = b.workdir / "build"
+        env = build_env()
+        path_map = {str(student) + "/": "exercises/", str(kit) + "/": ""}
+        opts = {"BW_STUDENT_DIR": str(student), "BW_STUDENT_ONLY": "ON", **self._arch_opt()}
+        steps = [("configure", build.configure_command(kit, tree, opts)),
+                 ("worker core", ["cmake", "--build", str(tree), "-j", str(self.build_jobs),
+                                  "--target", "bwworker"])]
+        for what, cmd in steps:
+            r = run_limited(cmd, timeout, env=env)
+            b.logs[f"build_{what.replace(' ', '_')}"] = r.output
+            if r.rc != 0:
+                why = f"took longer than {fmt_points(timeout)} s" if r.timed_out else f"exit {r.rc}"
+                b.problems.append(f"the kit's {what} step failed for this submission ({why})")
+                for ex in self.exercises:
+                    b.build[ex] = {"state": "not_built", "reason": f"the kit's {what} step failed"}
+                return b
+        for ex in self.exercises:
+            if ex not in sub.files:
+                b.build[ex] = {"state": "missing",
+                               "reason": sub.missing.get(ex, f"missing file exercises/{ex}/{ex}.cu")}
+                continue
+            target = f"bw_worker_{ex}"
+            stale = build.executable(tree, target)
+            if stale:
+                stale.unlink()
+            r = run_limited(["cmake", "--build", str(tree), "-j", str(self.build_jobs),
+                             "--target", target], timeout, env=env)
+            b.logs[f"build_{ex}"] = r.output
+            info = {"seconds": round(r.seconds, 2)}
+            if r.timed_out:
+                info.update(state="build_timeout", build_timeout=timeout)
+            elif r.rc != 0:
+                info.update(state="build_failed",
+                            log_tail="\n".join(build.trim_compiler_output(r.output, path_map)))
+                # Compiled but did not link (a cuBLAS call): name the rule.
+                refused = _vet(tree, target, ex) if _has_object(tree, target, ex) else None
+                if refused:
+                    info.update(state="refused", reason=refused)
+            else:
+                exe = build.executable(tree, target)
+                if exe is None:
+                    info.update(state="not_built", reason=f"built {target} but its executable is missing")
+                    b.problems.append(f"{ex}: the build left no executable")
+                else:
+                    refused = _vet(tree, target, ex)
+                    if refused:
+                        info.update(state="refused", reason=refused)
+                    else:
+                        info["state"] = "ok"
+                        b.workers[ex] = exe
+            b.build[ex] = info
+        return b
+
+    def cleanup(self, built: Built) -> None:
+        if built.workdir is not None:
+            shutil.rmtree(built.workdir, ignore_errors=True)
+
+    # -- bwgrade --------------------------------------------------------------
+
+    # bwgrade's --sandbox/--hide (sandbox.Sandbox.bwgrade_args), set by run()
+    sandbox_args: tuple[str, ...] = ()
+
+    def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float,
+                 stdin_text: str | None = None) -> Outcome:
+        assert self.bwgrade is not None
+        r = run_limited([str(self.bwgrade), *args, *self.sandbox_args, "--json", str(json_path)],
+                        timeout, env=env, stdin_text=stdin_text)
+        doc = read_json(json_path) if r.rc is not None else None
+        return Outcome(r.rc, doc, r.output, r.timed_out, r.seconds)
+
+    def test(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
+             timeout: float, json_path: Path) -> Outcome:
+        args = ["test", exercise, "--worker", str(worker), "--quiet"]
+        if seed.value is not None:
+            # On standard input, not the command line: /proc/PID/cmdline is
+            # readable by every process of the user, the worker included.
+            args += ["--seed", "-"]
+        if seed.hidden:
+            args.append("--hidden")
+        return self._bwgrade(args, json_path, env, timeout,
+                             stdin_text=None if seed.value is None else f"{seed.value}\n")
+
+    def bench(self, exercise: str, worker: Path, env: dict[str, str], timeout: float,
+              json_path: Path) -> Outcome:
+        return self._bwgrade(["bench", exercise, "--worker", str(worker), "--label", "student",
+                              "--quick"], json_path, env, timeout)
+
+
+def _has_object(tree: Path, target: str, exercise: str) -> bool:
+    return vet.find_object(tree, target, exercise) is not None
+
+
+def _vet(tree: Path, target: str, exercise: str) -> str | None:
+    """vet.py on a submission's built worker: why it may not run, or None."""
+    try:
+        refusal = vet.vet_built(tree, target, exercise)
+    except vet.VetError as e:
+        return f"refused: the compiled file could not be checked ({str(e).splitlines()[0]})"
+    return f"refused: {' '.join(refusal.lines())}" if refusal else None
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:40] or "submission"
