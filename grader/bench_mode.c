@@ -238,6 +238,8 @@ static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
     c->status = "ok";
     c->samples = r.samples;
     c->ms_median = r.ms_median;
+    c->ms_q1 = r.ms_q1;
+    c->ms_q3 = r.ms_q3;
     c->lag_ms = r.lag_median_ms;
     c->timer_ms = r.timer_ms;
     c->gbs = r.ms_median > 0 ? 2.0 * (double)c->bytes / (r.ms_median * 1e-3) / 1e9 : NAN;
@@ -427,6 +429,7 @@ int bw_bench_main(const bw_bench_opts *o)
     rep.copy.run = !o->no_copy;
     rep.copy.status = "skipped";
     rep.copy.ms_median = rep.copy.gbs = rep.copy.pct_peak = rep.copy.lag_ms = rep.copy.timer_ms = NAN;
+    rep.copy.ms_q1 = rep.copy.ms_q3 = NAN;
 
     /* With the JSON on stdout, the text goes to stderr. */
     FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;

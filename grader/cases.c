@@ -259,6 +259,28 @@ const char *bw_case_group_name(bw_case_group g)
     return "unknown";
 }
 
+int bw_parse_groups(const char *list, unsigned *mask)
+{
+    int count = 0;
+    *mask = 0;
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int g = 0; g < BW_N_GROUPS && len > 0; g++) {
+            const char *name = bw_case_group_name((bw_case_group)g);
+            if (strlen(name) == len && strncmp(p, name, len) == 0)
+                found = g;
+        }
+        if (found < 0)
+            return -1;
+        *mask |= 1u << found;
+        count++;
+        p += len;
+        if (*p == '\0')
+            return count;
+    }
+}
+
 const char *bw_value_class_name(bw_value_class v)
 {
     switch (v) {

@@ -21,6 +21,7 @@ typedef enum {
     BW_GROUP_SPECIAL,       /* special values and alpha classes */
     BW_GROUP_HUGE           /* n = INT_MAX, skipped when memory is short */
 } bw_case_group;
+#define BW_N_GROUPS 5
 
 typedef struct {
     int index;              /* K in `--case K` */
@@ -44,6 +45,9 @@ int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_
 void bw_cases_free(bw_case_list *list);
 
 const char *bw_case_group_name(bw_case_group g);
+/* "small,special" -> a mask with bit (1u << group) set for each group named.
+ * Returns how many were named, or -1 for an empty or unknown name. */
+int bw_parse_groups(const char *list, unsigned *mask);
 const char *bw_value_class_name(bw_value_class v);
 
 #endif

@@ -24,7 +24,9 @@ static const char usage_text[] =
     "  bwgrade list\n"
     "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
-    "               [--sanitize TOOLS] [--json FILE] [--quiet] [--sandbox BWRAP [--hide PATHS]]\n"
+    "               [--groups LIST] [--group-fail-fast] [--sanitize TOOLS]\n"
+    "               [--json FILE] [--quiet]\n"
+    "               [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
     "                [--json FILE] [--sandbox BWRAP [--hide PATHS]]\n"
@@ -39,6 +41,11 @@ static const char usage_text[] =
     "  --seed S        case seed (default: $BWLAB_SEED, else the public seed);\n"
     "                  --seed - reads it from standard input\n"
     "  --hidden        add the instructor's extra cases\n"
+    "  --groups LIST   only the cases of these groups: small, medium, large,\n"
+    "                  special, huge (comma-separated; default: every group, or\n"
+    "                  small, medium and special under --sanitize)\n"
+    "  --group-fail-fast  once a case of a group fails, skip that group's other\n"
+    "                  cases (they are reported 'not run'; the group has failed)\n"
     "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
     "                  a comma-separated list of them, or all\n"
     "  --json FILE     also write the results as JSON (- for stdout)\n"
@@ -74,9 +81,9 @@ static int usage_error(const char *fmt, ...)
 /* What the command line said; NULL / 0 where it said nothing. */
 typedef struct {
     const char *exercise;
-    const char *worker, *seed, *case_k, *sanitize, *json, *label, *sizes, *offsets;
+    const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
     const char *n, *offset, *profile_calls, *sandbox, *hide;
-    int hidden, quiet, no_copy, quick, help;
+    int hidden, quiet, no_copy, quick, group_fail_fast, help;
 } args;
 
 enum { CMD_LIST = 1, CMD_CASES = 2, CMD_TEST = 4, CMD_BENCH = 8, CMD_ONCE = 16 };
@@ -98,6 +105,7 @@ static const option options[] = {
     VAL(n, CMD_ONCE),
     VAL(offset, CMD_ONCE),
     {"--case", CMD_TEST, offsetof(args, case_k), 0, 1},
+    VAL(groups, CMD_TEST),
     VAL(sanitize, CMD_TEST),
     VAL(json, CMD_TEST | CMD_BENCH),
     VAL(label, CMD_BENCH),
@@ -108,6 +116,7 @@ static const option options[] = {
     VAL(hide, CMD_TEST | CMD_BENCH),
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
+    FLAG("--group-fail-fast", group_fail_fast, CMD_TEST),
     FLAG("--no-copy", no_copy, CMD_BENCH),
     FLAG("--quick", quick, CMD_BENCH),
 };
@@ -423,11 +432,19 @@ int main(int argc, char **argv)
         o.case_index = -1;
         o.json_path = a.json;
         o.quiet = a.quiet;
+        o.group_fail_fast = a.group_fail_fast;
         if (a.case_k) {
             uint64_t k;
             if (parse_u64(a.case_k, &k) != 0 || k > INT_MAX)
                 return usage_error("--case needs a case index (0, 1, ...), not '%s'", a.case_k);
             o.case_index = (int)k;
+        }
+        if (a.groups) {
+            if (a.case_k)
+                return usage_error("--case and --groups do not go together");
+            if (bw_parse_groups(a.groups, &o.groups) <= 0)
+                return usage_error("--groups takes small, medium, large, special, huge, "
+                                   "comma-separated; not '%s'", a.groups);
         }
         if (a.sanitize) {
             const char *tools[BW_MAX_SANITIZERS];

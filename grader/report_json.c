@@ -220,6 +220,8 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
         bw_json_begin_object(&w);
         bw_json_kint(&w, "bytes", c->bytes);
         bw_json_knumber_or_null(&w, "ms_median", c->ms_median);
+        bw_json_knumber_or_null(&w, "ms_q1", c->ms_q1);
+        bw_json_knumber_or_null(&w, "ms_q3", c->ms_q3);
         bw_json_knumber_or_null(&w, "gbs", round_to(c->gbs, 100));
         bw_json_knumber_or_null(&w, "pct_peak", round_to(c->pct_peak, 100));
         bw_json_knumber_or_null(&w, "lag_ms", c->lag_ms);

@@ -76,6 +76,7 @@ typedef struct {
     char *detail;                   /* malloc'd or NULL */
     int samples;
     double ms_median, gbs, pct_peak;    /* NAN when not measured */
+    double ms_q1, ms_q3;                /* quartiles of the samples (the spread scoring uses) */
     double lag_ms;                      /* per-sample host-clock lag (median); NAN if none */
     double timer_ms;                    /* the events' own span, already subtracted */
 } bw_bench_copy;

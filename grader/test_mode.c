@@ -748,8 +748,10 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
         return -1;
     for (int i = 0; i < all->count; i++) {
         const bw_case *c = &all->items[i];
-        if (o->case_index >= 0 ? c->index != o->case_index
-                               : (sanitizer && !sanitizer_group(c->group)))
+        int wanted = o->case_index >= 0 ? c->index == o->case_index
+                     : o->groups      ? (o->groups >> c->group) & 1u
+                     : !sanitizer || sanitizer_group(c->group);
+        if (!wanted)
             continue;
         st->cases[st->count++] = *c;
     }
@@ -760,9 +762,18 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
     int show = !o->quiet && isatty(STDERR_FILENO);
     double last_progress = 0;
     int streak = 0, broken = 0;
+    unsigned failed_groups = 0;
     for (int i = 0; i < st->count; i++) {
         bw_case_result *r = &st->results[i];
         progress(show, sanitizer, i, st->count, &last_progress);
+        if (o->group_fail_fast && ((failed_groups >> st->cases[i].group) & 1u)) {
+            bw_test_result_init(r);
+            r->outcome = BW_OUTCOME_SKIPPED;
+            r->detail = bw_format_alloc("not run: an earlier %s case failed, which already "
+                                        "fails the group (--group-fail-fast)",
+                                        bw_case_group_name(st->cases[i].group));
+            continue;
+        }
         if (streak >= BW_GIVE_UP_AFTER || broken >= BW_GIVE_UP_TOTAL) {
             bw_test_result_init(r);
             r->outcome = BW_OUTCOME_SKIPPED;
@@ -774,6 +785,8 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
             continue;
         }
         bw_test_run_case(run, &st->cases[i], sanitizer, r);
+        if (is_failure(r->outcome))
+            failed_groups |= 1u << st->cases[i].group;
         if (is_broken_run(r->outcome)) {
             streak++;
             broken++;
@@ -814,7 +827,9 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
         sec->skipped += oc == BW_OUTCOME_SKIPPED;
     }
     sec->status = sec->failed == 0 ? "pass" : not_impl ? "not_implemented" : "fail";
-    if (sanitizer && o->case_index < 0)
+    if (o->case_index < 0 && o->groups)
+        sec->note = "only the case groups asked for ran (--groups)";
+    else if (sanitizer && o->case_index < 0)
         sec->note = "only the small, medium and special cases run under the sanitizer (the "
                     "large ones would take too long); a plain test run covers those";
     return 0;

@@ -26,6 +26,10 @@ typedef struct {
     uint64_t seed;
     int hidden;
     int case_index;          /* -1: every case */
+    unsigned groups;         /* cases of these groups only (bit 1u << group); 0: every
+                              * group, or under a sanitizer small, medium and special */
+    int group_fail_fast;     /* once a case of a group fails, skip the group's other
+                              * cases: one failure decides a group's points */
     const char *sanitize;    /* NULL, or tools as accepted by bw_parse_sanitizers */
     const char *json_path;   /* NULL: no JSON */
     int quiet;

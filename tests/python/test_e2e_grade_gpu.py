@@ -1,7 +1,9 @@
 """run.py grade end to end (instructor-side; left out of the handout).
 
-GpuGradeTests: a real batch on a real GPU: the solutions, the stubs and two
-broken submissions from tests/corpus. Skips with "no CUDA device" where there
+GpuGradeTests: a real batch on a real GPU: the solutions, the stubs, two
+broken submissions from tests/corpus and the entries whose expect.json has a
+"grade" part (groups that must lose their points in grade, such as
+reads_past_end, which passes a plain test and fails memcheck). Skips with "no CUDA device" where there
 is none (or bwgrade says exit 3), and without solutions/ or a CUDA toolkit.
 
 KitBuildTests (only with BWLAB_SLOW_TESTS=1; needs cmake and nvcc, no GPU):
@@ -73,6 +75,19 @@ def broken_entries(count=2):
     return found[:count]
 
 
+def grade_entries():
+    """Corpus entries with a "grade" expectation: (entry, expect)."""
+    corpus = ROOT / "tests" / "corpus"
+    found = []
+    for entry in sorted(corpus.iterdir()) if corpus.is_dir() else []:
+        expect = entry / "expect.json"
+        if expect.is_file():
+            doc = json.loads(expect.read_text())
+            if doc.get("grade"):
+                found.append((entry, doc))
+    return found
+
+
 def grade(argv, timeout):
     return subprocess.run([sys.executable, str(ROOT / "run.py"), "grade", *argv], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, env=clean_env())
@@ -89,10 +104,11 @@ class GpuGradeTests(unittest.TestCase):
         if not smi or subprocess.run([smi, "-L"], capture_output=True, timeout=60).returncode != 0:
             self.skipTest("no CUDA device")
         broken = broken_entries()
+        graded = [(e, d) for e, d in grade_entries() if e not in [b for b, _ in broken]]
         names = exercises.names(ROOT)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "grades"
-            subs = [ROOT / "solutions", ROOT / "exercises"] + [e for e, _ in broken]
+            subs = [ROOT / "solutions", ROOT / "exercises"] + [e for e, _ in broken] + [e for e, _ in graded]
             r = grade([*map(str, subs), "--out", str(out), "--seed-file", str(new_seed_file(tmp)),
                        "--work", str(Path(tmp) / "work")], timeout=3000)
             if r.returncode == 3:
@@ -113,6 +129,18 @@ class GpuGradeTests(unittest.TestCase):
                 full = scoring.fmt_points(policy.for_exercise(ex).correctness_points)
                 self.assertNotEqual(row[f"{ex}_correctness"], full, f"{entry.name}: {row['notes']}")
                 self.assertEqual(row[f"{ex}_performance"], "0")
+            for entry, expect in graded:
+                ex, want = expect["exercise"], expect["grade"]
+                rec = json.loads((out / f"{entry.name}.json").read_text())
+                corr = [e for e in rec["exercises"] if e["exercise"] == ex][0]["score"]["correctness"]
+                for g, s in corr["groups"].items():
+                    if not s.get("max"):
+                        continue
+                    lost = g in want.get("groups_lost", [])
+                    self.assertEqual(s["points"], 0 if lost else s["max"],
+                                     f"{entry.name}: group {g}: {corr['reason']}")
+                if want.get("flag"):
+                    self.assertIn(want["flag"], rows[entry.name]["flags"], entry.name)
             # every report is there and well formed
             ET.parse(out / "junit.xml")
             for sid in rows:

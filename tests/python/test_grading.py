@@ -70,13 +70,32 @@ def test_doc(exercise, fail_groups=(), status=None, seed=1, hidden=False, skippe
             "diagnoses": [{"code": "replay", "text": f"replay with --seed {seed}"}], "cases": cases}
 
 
-def bench_doc(exercise, pct, status="ok"):
-    return {"tool": "bwgrade", "mode": "bench", "exercise": exercise, "label": "student",
-            "device": {"name": "Fake GPU"}, "copy": {"bytes": 1, "ms_median": 1, "gbs": 3000, "pct_peak": 90},
-            "rows": [{"n": 1 << 20, "offset": 0, "bytes": 6 << 20, "status": "ok", "pct_copy": 10.0},
-                     {"n": (1 << 28) - 1, "offset": 3, "bytes": 3 << 28, "status": "ok", "pct_copy": 5.0},
-                     {"n": (1 << 28) - 1, "offset": 0, "bytes": 3 << 28, "status": status,
-                      "pct_copy": pct}]}
+def bench_doc(exercise, pct, status="ok", spread=None):
+    """spread: the kernel's and the copy's quartiles lie this fraction either
+    side of their medians (None: no quartiles, as in older reports)."""
+    doc = {"tool": "bwgrade", "mode": "bench", "exercise": exercise, "label": "student",
+           "device": {"name": "Fake GPU"}, "copy": {"bytes": 1, "ms_median": 1, "gbs": 3000, "pct_peak": 90},
+           "rows": [{"n": 1 << 20, "offset": 0, "bytes": 6 << 20, "status": "ok", "pct_copy": 10.0},
+                    {"n": (1 << 28) - 1, "offset": 3, "bytes": 3 << 28, "status": "ok", "pct_copy": 5.0},
+                    {"n": (1 << 28) - 1, "offset": 0, "bytes": 3 << 28, "status": status,
+                     "pct_copy": pct}]}
+    if spread is not None:
+        for part in (doc["copy"], doc["rows"][-1]):
+            part.update(ms_median=1.0, ms_q1=1.0 - spread, ms_q3=1.0 + spread)
+    return doc
+
+
+# What a case's detail holds when memcheck finds a read past the end (the
+# shape of compute-sanitizer 2025's log, as bwgrade passes it on).
+MEMCHECK_DETAIL = (
+    "cudaErrorLaunchFailure: unspecified launch failure (in the student's call)\n"
+    "========= COMPUTE-SANITIZER\n"
+    "========= Invalid __global__ read of size 2 bytes\n"
+    "=========     at haxpy_kernel(long long, float, const __nv_bfloat16 *, __nv_bfloat16 *)+0x160 "
+    "in haxpy.cu:19\n"
+    "=========     by thread (0,0,0) in block (0,0,0)\n"
+    "=========     Access to 0x7fbd64800202 is out of bounds\n"
+    "========= ERROR SUMMARY: 1 error\n")
 
 
 # --------------------------------------------------------------------------
@@ -149,13 +168,33 @@ class FakeRunner:
         doc = test_doc(exercise, fail_groups=fails, seed=seed_value, hidden=seed.hidden)
         return Outcome(0 if doc["status"] == "pass" else 1, doc, seconds=0.1)
 
+    def memcheck(self, exercise, worker, seed, env, timeout, json_path, groups):
+        data = self._data(worker)
+        with self.lock:
+            self.calls.append(("memcheck", exercise, str(worker), seed, dict(env), tuple(groups)))
+        if b"MEMCHECK_HANG" in data:
+            return Outcome(None, None, "", timed_out=True, seconds=timeout)
+        if b"MEMCHECK_BROKEN" in data:
+            return Outcome(3, None, "compute-sanitizer: cannot start\n", seconds=0.1)
+        bad = tuple(m.decode() for m in re.findall(rb"MEMERR:(\w+)", data))
+        fails = tuple(m.decode() for m in re.findall(rb"FAIL:(\w+)", data))
+        doc = test_doc(exercise, fail_groups=bad + fails, hidden=seed.hidden)
+        doc["sanitize"] = ["memcheck"]
+        doc["cases"] = [c for c in doc["cases"] if c["group"] in groups]
+        for c in doc["cases"]:
+            if c["group"] in bad:
+                c.update(outcome="cuda_error", detail=MEMCHECK_DETAIL)
+        doc["status"] = "fail" if any(c["outcome"] != "pass" for c in doc["cases"]) else "pass"
+        return Outcome(1 if doc["status"] == "fail" else 0, doc, seconds=0.5)
+
     def bench(self, exercise, worker, env, timeout, json_path):
         data = self._data(worker)
         with self.lock:
             self.calls.append(("bench", exercise, str(worker), None, dict(env)))
         m = re.search(rb"PCT=([0-9.]+)", data)
         pct = float(m.group(1)) if m else 95.0
-        return Outcome(0, bench_doc(exercise, pct), seconds=0.1)
+        m = re.search(rb"SPREAD=([0-9.]+)", data)
+        return Outcome(0, bench_doc(exercise, pct, spread=float(m.group(1)) if m else None), seconds=0.1)
 
 
 def write_sub(folder, files, wrap=None):
@@ -223,17 +262,48 @@ class ScoringTests(unittest.TestCase):
         self.assertEqual(s["performance"]["score"], 30)
         self.assertEqual(s["total"], 100)
         self.assertIn("all 11 cases passed", s["correctness"]["reason"])
-        self.assertIn(">= 90%", s["performance"]["reason"])
+        self.assertIn("at or above the top threshold (90%)", s["performance"]["reason"])
 
-    def test_thresholds_are_inclusive_and_pick_the_highest_reached(self):
+    def test_steps_are_inclusive_and_pick_the_highest_reached(self):
+        steps = policy("[all]\nperformance_scale = steps\n").for_exercise("haxpy")
         for pct, expected in ((90.0, 30), (89.99, 22.5), (75.0, 22.5), (50.0, 15), (49.9, 7.5),
                               (25.0, 7.5), (24.99, 0), (140.0, 30)):
             with self.subTest(pct=pct):
-                s = self.score(test_doc("haxpy"), bench_doc("haxpy", pct))
+                s = self.score(test_doc("haxpy"), bench_doc("haxpy", pct), pol=steps)
                 self.assertEqual(s["performance"]["score"], expected)
                 self.assertEqual(s["performance"]["pct_copy"], round(pct, 2))
-        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 10.0))
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 10.0), pol=steps)
         self.assertIn("below the lowest threshold", s["performance"]["reason"])
+
+    def test_linear_scale_joins_the_origin_and_the_thresholds(self):
+        # The default: (0,0), (25,.25), (50,.5), (75,.75), (90,1), flat above.
+        # Catches steps (a jump at each threshold) and a missing origin.
+        for pct, expected in ((0.0, 0), (10.0, 3), (24.99, 7.5), (25.0, 7.5), (49.9, 14.97),
+                              (50.0, 15), (60.0, 18), (80.0, 25), (89.99, 29.99), (90.0, 30),
+                              (140.0, 30)):
+            with self.subTest(pct=pct):
+                s = self.score(test_doc("haxpy"), bench_doc("haxpy", pct))
+                self.assertEqual(s["performance"]["score"], expected)
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 60.0))
+        self.assertIn("between 50% and 75%, on the linear scale 18 of 30 points",
+                      s["performance"]["reason"])
+        # A threshold with fraction 0 is a floor: nothing below it.
+        floor = policy("[all]\nthresholds = 90:1, 40:0\n").for_exercise("haxpy")
+        for pct, expected in ((39.9, 0), (40.0, 0), (65.0, 15), (90.0, 30)):
+            with self.subTest(floor=pct):
+                s = self.score(test_doc("haxpy"), bench_doc("haxpy", pct), pol=floor)
+                self.assertEqual(s["performance"]["score"], expected)
+
+    def test_a_tenth_of_a_percent_moves_a_linear_score_by_hundredths(self):
+        # The measured case: the naive control at 50.23% and 50.35% of copy.
+        # Under steps 49.9 vs 50.1 differ by 7.5 points; linear, by 0.06.
+        steps = policy("[all]\nperformance_scale = steps\n").for_exercise("haxpy")
+        a, b = (self.score(test_doc("haxpy"), bench_doc("haxpy", p))["performance"]["score"]
+                for p in (49.9, 50.1))
+        self.assertLessEqual(abs(a - b), 0.07)
+        a, b = (self.score(test_doc("haxpy"), bench_doc("haxpy", p), pol=steps)["performance"]["score"]
+                for p in (49.9, 50.1))
+        self.assertEqual(b - a, 7.5)
 
     def test_the_scored_row_is_the_largest_aligned_one(self):
         # bench_doc's largest offset-0 row is the last one (pct given); the
@@ -296,7 +366,7 @@ class ScoringTests(unittest.TestCase):
         self.assertIn("2 of 11 cases failed", s["correctness"]["reason"])
         self.assertIn("special", s["correctness"]["reason"])
         s = self.score(test_doc("haxpy"), bench_doc("haxpy", 60), pol=pol)
-        self.assertEqual((s["correctness"]["score"], s["performance"]["score"]), (70, 15))
+        self.assertEqual((s["correctness"]["score"], s["performance"]["score"]), (70, 18))
 
     def test_not_implemented_and_build_states(self):
         doc = test_doc("haxpy", fail_groups=tuple(GROUP_SIZES), status="not_implemented")
@@ -319,6 +389,30 @@ class ScoringTests(unittest.TestCase):
         with self.assertRaises(scoring.PolicyError):
             policy("[exercise nosuch]\nperformance_points = 1\n").check_exercises(EXERCISES)
 
+    def test_noise_band_and_the_flag_near_a_threshold(self):
+        # Quartiles 1% either side for kernel and copy: pct_copy spans about
+        # +-2%. 50.5% holds the 50% threshold in its band: flagged, with the
+        # points the band spans; 60% is clear of every threshold.
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 50.5, spread=0.01))["performance"]
+        lo, hi = 50.5 * 0.99 / 1.01, 50.5 * 1.01 / 0.99
+        self.assertEqual(s["band"], [round(lo, 2), round(hi, 2)])
+        self.assertEqual(s["noise"], round((hi - lo) / 2, 2))
+        self.assertEqual(s["near_threshold"], 50)
+        self.assertAlmostEqual(s["points_at_stake"], 30 * (hi - lo) / 100, places=1)
+        self.assertIn("within the noise of the 50% threshold", s["reason"])
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 60.0, spread=0.01))["performance"]
+        self.assertNotIn("near_threshold", s)
+        self.assertAlmostEqual(s["noise"], 1.2, places=1)
+        # Under steps the same band puts a whole step at stake.
+        steps = policy("[all]\nperformance_scale = steps\n").for_exercise("haxpy")
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 50.5, spread=0.01), pol=steps)["performance"]
+        self.assertEqual((s["near_threshold"], s["points_at_stake"]), (50, 7.5))
+        # No quartiles in the report: no band, no flag, the score stands.
+        s = self.score(test_doc("haxpy"), bench_doc("haxpy", 50.5))["performance"]
+        self.assertNotIn("noise", s)
+        self.assertNotIn("near_threshold", s)
+        self.assertEqual(s["score"], 15.15)
+
     def test_malformed_policies_are_refused_with_the_place(self):
         bad = {
             "[all]\ncorrectness_mode = most\n": "correctness_mode",
@@ -328,6 +422,11 @@ class ScoringTests(unittest.TestCase):
             "[all]\ngroups = tiny:3\n": "unknown group",
             "[all]\nperformance_points = lots\n": "not a number",
             "[limits]\ntest_timeout = 0\n": "above 0",
+            "[all]\nperformance_scale = smooth\n": "performance_scale",
+            "[all]\nthresholds = 90:0.5, 50:0.75\n": "may not fall",
+            "[all]\nthresholds = 50:0.5, 50:0.75\n": "twice",
+            "[all]\nmemcheck = small, tiny\n": "unknown group 'tiny'",
+            "[all]\nmemcheck = small, small\n": "twice",
             "[all\n": "<test>",
         }
         for text, needle in bad.items():
@@ -335,6 +434,104 @@ class ScoringTests(unittest.TestCase):
                 with self.assertRaises(scoring.PolicyError) as cm:
                     policy(text)
                 self.assertIn(needle, str(cm.exception))
+
+
+def memcheck_doc(exercise, bad=(), groups=("small", "medium", "special")):
+    """bwgrade's report of a memcheck run over groups; the cases of bad fail
+    with a sanitizer finding in their detail."""
+    doc = test_doc(exercise)
+    doc["cases"] = [c for c in doc["cases"] if c["group"] in groups]
+    for c in doc["cases"]:
+        if c["group"] in bad:
+            c.update(outcome="cuda_error", detail=MEMCHECK_DETAIL)
+    doc["status"] = "fail" if bad else "pass"
+    return doc
+
+
+class MemcheckScoringTests(unittest.TestCase):
+    """grade's memcheck run: a memory error fails its group."""
+
+    def setUp(self):
+        self.pol = policy().for_exercise("haxpy")
+
+    def score(self, memcheck=None, state="ok", pol=None, test=None, **extra):
+        res = {"state": "ok", "test": test or test_doc("haxpy"), "bench": bench_doc("haxpy", 99.0),
+               "memcheck_state": state, "memcheck": memcheck, **extra}
+        return scoring.score_exercise(pol or self.pol, res)
+
+    def test_the_default_policy_checks_small_medium_and_special(self):
+        self.assertEqual(self.pol.memcheck, ("small", "medium", "special"))
+        self.assertEqual(policy("[all]\nmemcheck = none\n").for_exercise("haxpy").memcheck, ())
+
+    def test_a_memory_error_fails_its_group_with_the_sanitizer_line(self):
+        # What the corpus entry reads_past_end does: every plain case passes,
+        # memcheck reports an out-of-bounds read in the small cases.
+        s = self.score(memcheck_doc("haxpy", bad=("small",)))
+        corr = s["correctness"]
+        self.assertFalse(corr["passed"])
+        self.assertEqual(corr["score"], 60)                 # small's 10 of 70 lost
+        self.assertEqual(corr["groups"]["small"]["points"], 0)
+        self.assertEqual(corr["groups"]["medium"]["points"], 15)
+        self.assertIn("small (memcheck: 3 failed; first: case 0 n=1000 cuda_error: "
+                      "Invalid __global__ read of size 2 bytes at haxpy_kernel(", corr["reason"])
+        self.assertIn("in haxpy.cu:19", corr["reason"])
+        self.assertEqual(corr["memcheck"]["failed"], 3)
+        self.assertEqual(s["performance"]["score"], 0)      # correctness did not pass in full
+        # all_or_nothing: nothing
+        aon = policy("[all]\ncorrectness_mode = all_or_nothing\n").for_exercise("haxpy")
+        s = self.score(memcheck_doc("haxpy", bad=("small",)), pol=aon)
+        self.assertEqual(s["correctness"]["score"], 0)
+        self.assertIn("memcheck found memory errors", s["correctness"]["reason"])
+
+    def test_cases_not_run_after_the_groups_first_failure_fail_it_too(self):
+        # What bwgrade --group-fail-fast reports: the first small case fails,
+        # the others are "not run". Counting those as passed would let a
+        # group through on one run case.
+        doc = memcheck_doc("haxpy", bad=("small",))
+        small = [c for c in doc["cases"] if c["group"] == "small"]
+        for c in small[1:]:
+            c.update(outcome="skipped", detail="not run: an earlier small case failed, which already "
+                                              "fails the group (--group-fail-fast)")
+        corr = self.score(doc)["correctness"]
+        self.assertEqual(corr["groups"]["small"]["points"], 0)
+        self.assertEqual(corr["score"], 60)
+        self.assertIn("small (memcheck: 1 failed, 2 not run; first: case 0 n=1000", corr["reason"])
+        self.assertEqual(corr["memcheck"]["failed"], 1)
+        # a group none of whose memcheck cases failed, only "not run" (after
+        # crashes elsewhere), fails as well, without a first failure to show
+        for c in small:
+            c.update(outcome="skipped", detail="not run: the 8 cases before it all crashed or hung")
+        corr = self.score(doc)["correctness"]
+        self.assertEqual(corr["groups"]["small"]["points"], 0)
+        self.assertIn("small (memcheck: 0 failed, 3 not run)", corr["reason"])
+
+    def test_a_clean_memcheck_run_costs_nothing_and_is_said(self):
+        s = self.score(memcheck_doc("haxpy"))
+        self.assertEqual(s["total"], 100)
+        self.assertIn("memcheck clean on 8 of them", s["correctness"]["reason"])
+
+    def test_a_memcheck_run_past_its_limit_fails_the_groups_it_was_to_check(self):
+        s = self.score(None, state="timeout", memcheck_timeout=300)
+        corr = s["correctness"]
+        self.assertEqual(corr["score"], 70 - 10 - 15 - 15)
+        self.assertIn("memcheck did not finish within 300 s", corr["reason"])
+        self.assertEqual(corr["groups"]["large"]["points"], 20)
+
+    def test_the_graders_own_trouble_costs_the_student_nothing(self):
+        s = self.score(None, state="error", memcheck_reason="memcheck could not run (bwgrade exit 3)")
+        self.assertEqual(s["total"], 100)
+        self.assertEqual(s["correctness"]["memcheck"]["state"], "error")
+
+    def test_sanitizer_line(self):
+        self.assertEqual(scoring.sanitizer_line(MEMCHECK_DETAIL),
+                         "Invalid __global__ read of size 2 bytes at haxpy_kernel(long long, float, "
+                         "const __nv_bfloat16 *, __nv_bfloat16 *)+0x160 in haxpy.cu:19")
+        self.assertIsNone(scoring.sanitizer_line("wrong at index 3: expected 0x3f80, got 0x0000"))
+        self.assertIsNone(scoring.sanitizer_line(None))
+        only = "========= Program hit cudaErrorLaunchFailure on CUDA API call to cudaDeviceSynchronize.\n"
+        self.assertEqual(scoring.sanitizer_line(only),
+                         "Program hit cudaErrorLaunchFailure on CUDA API call to cudaDeviceSynchronize.")
+        self.assertLessEqual(len(scoring.sanitizer_line("========= " + "x" * 1000)), 300)
 
 
 # --------------------------------------------------------------------------
@@ -370,24 +567,30 @@ class FormatTests(unittest.TestCase):
         ]
 
     def test_csv_rows_are_sorted_and_carry_the_numbers(self):
-        rows = list(csv.reader(io.StringIO(gradebook.gradebook_csv(self.records, EXERCISES))))
-        self.assertEqual(rows[0], ["id", "haxpy_correctness", "haxpy_performance", "haxpy_total",
-                                   "vector_sum_correctness", "vector_sum_performance", "vector_sum_total",
-                                   "total", "sandbox", "notes"])
+        text = gradebook.gradebook_csv(self.records, EXERCISES)
+        rows = list(csv.reader(io.StringIO(text)))
+        per = ["correctness", "performance", "total", "pct_copy", "noise", "copy_gbs"]
+        self.assertEqual(rows[0], ["id", *[f"haxpy_{c}" for c in per], *[f"vector_sum_{c}" for c in per],
+                                   "total", "gpu", "sandbox", "flags", "notes"])
         self.assertEqual([r[0] for r in rows[1:]], ["amy", "bob, \"the\" <x>", "zed"])
-        amy, bob, zed = rows[1:]
-        self.assertEqual(amy[1:8], ["70", "30", "100", "70", "15", "85", "185"])
-        self.assertEqual(bob[1:8], ["50", "0", "50", "0", "0", "0", "50"])
-        self.assertEqual(zed[1:8], ["70", "22.5", "92.5", "0", "0", "0", "92.5"])
-        self.assertIn("PROBLEM: archive odd", bob[9])
-        self.assertIn("large", bob[9])
-        self.assertIn("vector_sum: compile error", zed[9])
-        self.assertNotIn("\x1b", "".join(zed))
+        amy, bob, zed = csv.DictReader(io.StringIO(text))
+        cols = ["haxpy_correctness", "haxpy_performance", "haxpy_total", "vector_sum_correctness",
+                "vector_sum_performance", "vector_sum_total", "total"]
+        self.assertEqual([amy[c] for c in cols], ["70", "30", "100", "70", "15", "85", "185"])
+        self.assertEqual([bob[c] for c in cols], ["50", "0", "50", "0", "0", "0", "50"])
+        self.assertEqual([zed[c] for c in cols], ["70", "25", "95", "0", "0", "0", "95"])
+        self.assertEqual((amy["haxpy_pct_copy"], amy["vector_sum_pct_copy"], zed["vector_sum_pct_copy"]),
+                         ("95", "50", ""))
+        self.assertEqual((amy["haxpy_copy_gbs"], amy["gpu"]), ("3000", "Fake GPU"))
+        self.assertIn("PROBLEM: archive odd", bob["notes"])
+        self.assertIn("large", bob["notes"])
+        self.assertIn("vector_sum: compile error", zed["notes"])
+        self.assertNotIn("\x1b", "".join(zed.values()))
 
     def test_gradescope_results(self):
         doc = gradebook.gradescope_results(self.records[0])
         json.loads(json.dumps(doc))
-        self.assertEqual(doc["score"], 92.5)
+        self.assertEqual(doc["score"], 95)
         names = [t["name"] for t in doc["tests"]]
         self.assertEqual(names, ["haxpy: correctness", "haxpy: performance",
                                  "vector_sum: correctness", "vector_sum: performance"])
@@ -434,7 +637,7 @@ class FormatTests(unittest.TestCase):
             self.assertEqual(len(read_csv(out / "gradebook.csv")), 3)
             ET.parse(out / "junit.xml")
             gs = json.loads((out / "gradescope" / "zed" / "results.json").read_text())
-            self.assertEqual(gs["score"], 92.5)
+            self.assertEqual(gs["score"], 95)
             again = gradebook.load_record(out / "amy.json")
             self.assertEqual(again["total"], 185)
 
@@ -501,12 +704,12 @@ class BatchTests(unittest.TestCase):
         rows = {r["id"]: r for r in read_csv(out / "gradebook.csv")}
         self.assertEqual(list(rows), ["alice", "carol", "dave", "erin", "frank", "gina"])
         expect = {  # haxpy_total, vector_sum_total, total
-            "alice": ("100", "92.5", "192.5"),
-            "carol": ("85", "55", "140"),        # 60% -> 15 of 30; medium fails: 55 of 70
+            "alice": ("100", "95", "195"),       # 80% -> 25 of 30 (linear between 75% and 90%)
+            "carol": ("88", "55", "143"),        # 60% -> 18 of 30; medium fails: 55 of 70
             "dave": ("0", "100", "100"),         # compile error in haxpy only
             "erin": ("0", "0", "0"),             # test hang; missing file
             "frank": ("0", "0", "0"),
-            "gina": ("0", "77.5", "77.5"),       # build hang; 30% -> 7.5
+            "gina": ("0", "79", "79"),           # build hang; 30% -> 9
         }
         for sid, (h, v, t) in expect.items():
             with self.subTest(sid=sid):
@@ -575,8 +778,69 @@ class BatchTests(unittest.TestCase):
         self.assertTrue(rows and all(r["sandbox"] == "bwrap" for r in rows), rows)
         self.assertEqual(json.loads((out / "alice.json").read_text())["sandbox"], "bwrap")
 
+    def test_memcheck_runs_the_policys_groups_and_a_memory_error_costs_its_group(self):
+        s = self.subs
+        paths = [write_sub(s / "leaky", {"haxpy": "// MEMERR:small PCT=97\n", "vector_sum": "// PCT=97\n"}),
+                 write_sub(s / "stub", {"haxpy": "// STUB\n", "vector_sum": "// PCT=50.5 SPREAD=0.01\n"}),
+                 write_sub(s / "odd", {"haxpy": "// MEMCHECK_BROKEN\n", "vector_sum": "// MEMCHECK_HANG\n"})]
+        runner = FakeRunner()
+        code, text = run_grade(runner, *map(str, paths), "--out", str(self.dir / "m"),
+                               "--seed-file", str(self.seed_file), "--memcheck-timeout", "42")
+        self.assertEqual(code, 1, text)      # odd: memcheck could not run, a PROBLEM
+        runs = [c for c in runner.calls if c[0] == "memcheck"]
+        self.assertEqual({c[5] for c in runs}, {("small", "medium", "special")})
+        self.assertEqual({c[3].value for c in runs}, {SECRET})
+        # the stub's haxpy is not implemented: no memcheck run for it
+        self.assertNotIn("/fake/stub/haxpy", [c[2] for c in runs])
+        rows = {r["id"]: r for r in read_csv(self.dir / "m" / "gradebook.csv")}
+        leaky = rows["leaky"]
+        self.assertEqual((leaky["haxpy_correctness"], leaky["haxpy_performance"]), ("60", "0"))
+        self.assertIn("Invalid __global__ read of size 2 bytes", leaky["notes"])
+        self.assertIn("haxpy: memcheck error (Invalid __global__ read", leaky["flags"])
+        self.assertEqual(leaky["vector_sum_total"], "100")
+        # a score within noise of a threshold is flagged, and the noise recorded
+        stub = rows["stub"]
+        self.assertIn("vector_sum: 50.5% is within noise of the 50% threshold", stub["flags"])
+        self.assertEqual(stub["vector_sum_pct_copy"], "50.5")
+        self.assertEqual(stub["vector_sum_noise"], "1.01")
+        self.assertEqual((stub["vector_sum_copy_gbs"], stub["gpu"]), ("3000", "Fake GPU"))
+        # the grader's trouble costs nothing; a run past its limit fails the groups
+        odd = rows["odd"]
+        self.assertEqual(odd["haxpy_total"], "100")
+        self.assertIn("PROBLEM: haxpy: memcheck could not run (bwgrade exit 3)", odd["notes"])
+        self.assertEqual(odd["vector_sum_correctness"], "30")
+        self.assertIn("memcheck did not finish within 42 s", odd["notes"])
+        self.assertIn("vector_sum: memcheck timed out", odd["flags"])
+        # memcheck time is reported apart
+        self.assertRegex(text, r"time: tests [0-9.]+ s \(6 runs.*; memcheck [0-9.]+ s \(5 runs, "
+                               r"[0-9.]+ s on average, at most 42\.0 s\); benchmarks")
+        rec = json.loads((self.dir / "m" / "leaky.json").read_text())
+        self.assertEqual(rec["exercises"][0]["memcheck_seconds"], 0.5)
+
+    def test_without_memcheck_in_the_policy_none_runs(self):
+        pol = self.dir / "nomem.ini"
+        pol.write_text("[all]\nmemcheck = none\n")
+        sub = write_sub(self.subs / "leaky", {"haxpy": "// MEMERR:small\n", "vector_sum": "// PCT=97\n"})
+        runner = FakeRunner()
+        code, text = run_grade(runner, str(sub), "--out", str(self.dir / "n"),
+                               "--seed-file", str(self.seed_file), "--policy", str(pol))
+        self.assertEqual(code, 0, text)
+        self.assertFalse([c for c in runner.calls if c[0] == "memcheck"])
+        self.assertIn("memcheck: none", text)
+
+    def test_no_compute_sanitizer_stops_before_grading_when_the_policy_needs_it(self):
+        runner = FakeRunner()
+        runner.sanitizer_missing = lambda env: "compute-sanitizer was not found on PATH"
+        code, text = run_grade(runner, *map(str, [write_sub(self.subs / "a", GOOD)]),
+                               "--out", str(self.dir / "s"), "--seed-file", str(self.seed_file))
+        self.assertEqual(code, 2, text)
+        self.assertIn("the policy runs memcheck (haxpy, vector_sum), but compute-sanitizer was not "
+                      "found", text)
+        self.assertIn("memcheck = none", text)
+        self.assertEqual(runner.calls, [])
+
     def test_no_sandbox_is_recorded_and_warned_about(self):
-        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda _: None):
+        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda *_a, **_k: None):
             code, text, runner = self.grade("--sandbox", "auto", out="nobox")
         self.assertEqual(code, 0, text)
         self.assertIn("WITHOUT a sandbox", text)
@@ -584,7 +848,7 @@ class BatchTests(unittest.TestCase):
         out = self.dir / "nobox"
         self.assertIn("not installed", json.loads((out / "manifest.json").read_text())["sandbox"]["warning"])
         self.assertTrue(all(r["sandbox"] == "none" for r in read_csv(out / "gradebook.csv")))
-        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda _: None):
+        with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda *_a, **_k: None):
             code, text, _ = self.grade("--sandbox", "bwrap", out="refused")
         self.assertEqual(code, 2, text)
         self.assertIn("not installed", text)
@@ -626,7 +890,7 @@ class BatchTests(unittest.TestCase):
                                "--seed-file", str(self.seed_file))
         self.assertEqual(code, 1, text)
         rows = {r["id"]: r for r in read_csv(self.dir / "p" / "gradebook.csv")}
-        self.assertEqual(rows["good"]["total"], "192.5")
+        self.assertEqual(rows["good"]["total"], "195")
         self.assertEqual(rows["odd"]["vector_sum_total"], "100")
         self.assertEqual(rows["odd"]["haxpy_total"], "0")
         self.assertIn("PROBLEM", rows["odd"]["notes"])

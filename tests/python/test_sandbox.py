@@ -76,10 +76,19 @@ class KitRunnerPassesIt(unittest.TestCase):
             seed = seeds.Seed(None, "public", "--public", hidden=False)
             t = runner.test("haxpy", Path("/w"), seed, {}, 30, Path(tmp) / "t.json")
             b = runner.bench("haxpy", Path("/w"), {}, 30, Path(tmp) / "b.json")
-            for out in (t, b):
+            m = runner.memcheck("haxpy", Path("/w"), seed, {}, 30, Path(tmp) / "m.json",
+                                ("small", "special"))
+            for out in (t, b, m):
                 argv = out.doc["argv"]
                 i = argv.index("--sandbox")
                 self.assertEqual(argv[i:i + 4], ["--sandbox", "/opt/bwrap", "--hide", "/s/seed"], argv)
+            # the memcheck run: its groups, the sanitizer, one failure per group
+            argv = m.doc["argv"]
+            self.assertEqual(argv[:4], ["test", "haxpy", "--worker", "/w"])
+            i = argv.index("--sanitize")
+            self.assertEqual(argv[i:i + 5], ["--sanitize", "memcheck", "--groups", "small,special",
+                                             "--group-fail-fast"])
+            self.assertNotIn("--sanitize", t.doc["argv"])
 
 
 ESCAPE = textwrap.dedent('''\

@@ -287,6 +287,24 @@ START_TEST(least_dram_traffic)
 }
 END_TEST
 
+START_TEST(group_lists)
+{
+    unsigned mask = 0;
+    ck_assert_int_eq(bw_parse_groups("small", &mask), 1);
+    ck_assert_uint_eq(mask, 1u << BW_GROUP_SMALL);
+    ck_assert_int_eq(bw_parse_groups("special,small,huge", &mask), 3);
+    ck_assert_uint_eq(mask, (1u << BW_GROUP_SMALL) | (1u << BW_GROUP_SPECIAL) | (1u << BW_GROUP_HUGE));
+    ck_assert_int_eq(bw_parse_groups("large,medium", &mask), 2);
+    ck_assert_uint_eq(mask, (1u << BW_GROUP_LARGE) | (1u << BW_GROUP_MEDIUM));
+    /* unknown, empty, a prefix, a trailing comma */
+    ck_assert_int_eq(bw_parse_groups("tiny", &mask), -1);
+    ck_assert_int_eq(bw_parse_groups("", &mask), -1);
+    ck_assert_int_eq(bw_parse_groups("smal", &mask), -1);
+    ck_assert_int_eq(bw_parse_groups("small,", &mask), -1);
+    ck_assert_int_eq(bw_parse_groups("small,,large", &mask), -1);
+}
+END_TEST
+
 START_TEST(names)
 {
     ck_assert_str_eq(bw_case_group_name(BW_GROUP_SMALL), "small");
@@ -315,6 +333,7 @@ int main(void)
     tcase_add_loop_test(t, seeds_differ, 0, 2);
     tcase_add_loop_test(t, hidden_after_public, 0, 2);
     tcase_add_test(t, names);
+    tcase_add_test(t, group_lists);
     tcase_add_test(t, least_dram_traffic);
     suite_add_tcase(s, t);
     return bw_run_suite(s);

@@ -485,6 +485,8 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
     b->copy.status = "ok";
     b->copy.samples = 40;
     b->copy.ms_median = 0.55;
+    b->copy.ms_q1 = 0.548;
+    b->copy.ms_q3 = 0.553;
     b->copy.timer_ms = 0.00125;
     b->copy.gbs = 2.0 * 805306364 / 0.55e-3 / 1e9;
     b->copy.pct_peak = 100 * b->copy.gbs / b->peak_gbs;
@@ -555,6 +557,7 @@ START_TEST(bench_json)
     HAS(s, "\"label\": \"student\"");
     HAS(s, "\"bytes\": 805306364");
     HAS(s, "\"gbs\": 2928.39");
+    HAS(s, "\"ms_median\": 0.55,\n    \"ms_q1\": 0.548,\n    \"ms_q3\": 0.553,\n    \"gbs\": 2928.39");
     HAS(s, "{\"n\": 268435455, \"offset\": 0, \"bytes\": 1610612730, \"samples\": 40, "
            "\"ms_median\": 0.6, \"ms_q1\": 0.597, \"ms_q3\": 0.606, \"ms_min\": 0.59, "
            "\"ms_max\": 0.7, \"noise\": 0.001, \"timer_ms\": 0.00125, \"gbs\": 2684.35, \"pct_peak\": 80.07, "

@@ -41,7 +41,7 @@ from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __versi
 from . import gradebook, sandbox, scoring
 from .build import KitError
 from .child_run import kill_all_children
-from .grade_batch import NoDevice, Options, grade_batch
+from .grade_batch import NoDevice, Options, child_env, grade_batch
 from .grade_runner import KitRunner
 from .scoring import fmt_points
 from .seeds import DEFAULT_SEED_FILE, SECRET_ENV, SeedError, find_seed
@@ -82,6 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds for one exercise's bwgrade test run")
     parser.add_argument("--bench-timeout", type=float, metavar="S",
                         help="seconds for one exercise's bwgrade bench run")
+    parser.add_argument("--memcheck-timeout", type=float, metavar="S",
+                        help="seconds for one exercise's memcheck run (the policy's memcheck groups)")
     parser.add_argument("--bwgrade", metavar="PATH",
                         help="use this bwgrade instead of building one from the kit")
     parser.add_argument("--work", metavar="DIR",
@@ -113,8 +115,10 @@ def show_policy(policy: scoring.Policy, names: list[str]) -> None:
         groups = ", ".join(f"{g}:{w:g}" for g, w in p.groups)
         thr = ", ".join(f">={t:g}%: {f:g}" for t, f in p.thresholds)
         console.say(f"  {ex}: correctness {fmt_points(p.correctness_points)} ({p.correctness_mode}"
-                    + (f"; weights {groups}" if p.correctness_mode == "per_group" else "") + "), "
-                    f"performance {fmt_points(p.performance_points)} ({p.bench_row} row; {thr})")
+                    + (f"; weights {groups}" if p.correctness_mode == "per_group" else "") + "; "
+                    + (f"memcheck on {', '.join(p.memcheck)}" if p.memcheck else "no memcheck") + "), "
+                    f"performance {fmt_points(p.performance_points)} ({p.bench_row} row, "
+                    f"{p.performance_scale} scale; {thr})")
     console.say("  limits: " + ", ".join(f"{k} {v:g} s" for k, v in policy.limits.items()))
 
 
@@ -180,7 +184,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
         console.error("--jobs must be at least 1")
         return EXIT_USAGE
     limits = dict(policy.limits)
-    for key in ("build_timeout", "test_timeout", "bench_timeout"):
+    for key in ("build_timeout", "test_timeout", "bench_timeout", "memcheck_timeout"):
         v = getattr(args, key)
         if v is not None:
             if v <= 0:
@@ -193,7 +197,8 @@ def run(args: argparse.Namespace, runner=None) -> int:
     out_dir = Path(args.out)
     opts = Options(exercises=names, policy=policy, seed=seed, out_dir=out_dir, lanes=lanes, jobs=jobs,
                    build_timeout=limits["build_timeout"], test_timeout=limits["test_timeout"],
-                   bench_timeout=limits["bench_timeout"], keep_work=args.keep_work, quiet=args.quiet)
+                   bench_timeout=limits["bench_timeout"], memcheck_timeout=limits["memcheck_timeout"],
+                   keep_work=args.keep_work, quiet=args.quiet)
     hide = [root / "grader" / "instructor", root / DEFAULT_SEED_FILE, out_dir.resolve()]
     if args.seed_file:
         hide.append(Path(args.seed_file).resolve())
@@ -233,6 +238,13 @@ def run(args: argparse.Namespace, runner=None) -> int:
         if runner is None:
             runner = KitRunner(root, workdir, names, build_jobs=max(1, (os.cpu_count() or 2) // jobs),
                                bwgrade=Path(args.bwgrade) if args.bwgrade else None)
+        memcheck_in = [ex for ex in names if policy.for_exercise(ex).memcheck]
+        missing = runner.sanitizer_missing(child_env(None)) \
+            if memcheck_in and hasattr(runner, "sanitizer_missing") else None
+        if missing:
+            console.error(f"the policy runs memcheck ({', '.join(memcheck_in)}), but {missing}; "
+                          "install it, or set memcheck = none in the policy to grade without it")
+            return EXIT_USAGE
         try:
             if hasattr(runner, "setup"):
                 runner.setup(limits["build_timeout"] * 2)
@@ -270,6 +282,8 @@ def run(args: argparse.Namespace, runner=None) -> int:
     for r in troubled:
         for p in r["problems"]:
             console.say(f"PROBLEM {r['id']}: {p}")
+    for line in gradebook.time_lines(records):
+        console.say(line)
     console.say(f"wrote {out_dir}/{gradebook.GRADEBOOK}, {gradebook.JUNIT}, "
                 f"<id>.json and {gradebook.GRADESCOPE_DIR}/<id>/results.json")
     return EXIT_FAIL if troubled else EXIT_OK

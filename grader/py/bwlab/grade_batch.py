@@ -7,7 +7,6 @@ touches; only "no CUDA device" stops the batch (NoDevice).
 """
 from __future__ import annotations
 
-import os
 import queue
 import re
 import shutil
@@ -18,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring
+from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring, toolchain
 from .cmd_test import looks_like_no_device
 from .submission import SubmissionError
 from .child_run import kill_all_children
@@ -57,12 +56,16 @@ class Options:
     build_timeout: float = scoring.LIMIT_DEFAULTS["build_timeout"]
     test_timeout: float = scoring.LIMIT_DEFAULTS["test_timeout"]
     bench_timeout: float = scoring.LIMIT_DEFAULTS["bench_timeout"]
+    memcheck_timeout: float = scoring.LIMIT_DEFAULTS["memcheck_timeout"]
     keep_work: bool = False
     quiet: bool = False
 
 
 def child_env(gpu: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (SECRET_ENV, SEED_ENV)}
+    """bwgrade's environment: the tools' (CUDA's bin folder on PATH, where
+    compute-sanitizer is) without the seeds; bwgrade passes its workers only
+    an allow-list of it."""
+    env = {k: v for k, v in toolchain.tool_env().items() if k not in (SECRET_ENV, SEED_ENV)}
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env
@@ -175,6 +178,7 @@ def test_submission(runner, sid: str, path: Path, sub, built: Built, load_proble
         "seed": seed.describe(),
         "policy": {"source": opts.policy.source, "sha256": opts.policy.sha256},
         "gpu": gpu,
+        "device": gradebook.record_device({"exercises": results}) or None,
         "exercises": results,
         "total": pts(sum(r["score"]["total"] for r in results)),
         "max_total": pts(sum(r["score"]["max"] for r in results)),
@@ -231,6 +235,8 @@ def _run_tests(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
         problems.append(f"{ex}: {why}")
         return
     pol = opts.policy.for_exercise(ex)
+    if pol.memcheck and out.doc.get("status") in ("pass", "fail"):
+        _run_memcheck(runner, ex, worker, env, res, problems, scratch, opts, pol.memcheck)
     corr = scoring.score_correctness(pol, res)
     if not corr["passed"] or pol.performance_points <= 0:
         return
@@ -248,6 +254,27 @@ def _run_tests(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
         why = f"the benchmark could not run (bwgrade exit {b.rc})"
         res.update(bench_state="bench_error", bench_reason=why, bench_output=_tail_text(b.output))
         problems.append(f"{ex}: {why}")
+
+
+def _run_memcheck(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
+                  problems: list[str], scratch: Path, opts: Options, groups: tuple[str, ...]) -> None:
+    """The policy's memcheck groups under compute-sanitizer memcheck: a case
+    that fails there fails its group (scoring.py). Timed apart from the test.
+    When the grader cannot run it (no sanitizer, a grader error), nothing is
+    deducted and the submission gets a PROBLEM for the instructor."""
+    m = runner.memcheck(ex, worker, opts.seed, env, opts.memcheck_timeout,
+                        scratch / f"{ex}.memcheck.json", groups)
+    res["memcheck_exit"] = m.rc
+    res["memcheck_seconds"] = round(m.seconds, 2)
+    if m.timed_out:
+        res.update(memcheck_state="timeout", memcheck_timeout=opts.memcheck_timeout)
+    elif m.rc in (0, 1) and isinstance(m.doc, dict):
+        res.update(memcheck_state="ok", memcheck=m.doc)
+    else:
+        why = f"memcheck could not run (bwgrade exit {m.rc})"
+        tail = _tail_text(m.output, 400)
+        res.update(memcheck_state="error", memcheck_reason=why, memcheck_output=_tail_text(m.output))
+        problems.append(f"{ex}: {why}" + (f": {tail}" if tail else ""))
 
 
 def grade_batch(runner, todo: dict[str, Path], opts: Options,

@@ -206,7 +206,27 @@ class KitRunner:
 
     def test(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
              timeout: float, json_path: Path) -> Outcome:
-        args = ["test", exercise, "--worker", str(worker), "--quiet"]
+        return self._test(exercise, worker, seed, env, timeout, json_path, [])
+
+    def memcheck(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
+                 timeout: float, json_path: Path, groups: tuple[str, ...]) -> Outcome:
+        """The cases of these groups under compute-sanitizer memcheck. One
+        failure decides a group, so the rest of a failed group is not run
+        (a kernel that faults everywhere costs seconds, not a worker restart
+        per case)."""
+        return self._test(exercise, worker, seed, env, timeout, json_path,
+                          ["--sanitize", "memcheck", "--groups", ",".join(groups), "--group-fail-fast"])
+
+    def sanitizer_missing(self, env: dict[str, str]) -> str | None:
+        """Why memcheck cannot run with this environment, or None."""
+        if shutil.which("compute-sanitizer", path=env.get("PATH")):
+            return None
+        return ("compute-sanitizer was not found on PATH (it comes with the CUDA toolkit, "
+                "next to nvcc)")
+
+    def _test(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
+              timeout: float, json_path: Path, extra: list[str]) -> Outcome:
+        args = ["test", exercise, "--worker", str(worker), "--quiet", *extra]
         if seed.value is not None:
             # On standard input, not the command line: /proc/PID/cmdline is
             # readable by every process of the user, the worker included.

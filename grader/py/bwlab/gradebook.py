@@ -93,12 +93,52 @@ def exercise_notes(ex: dict) -> list[str]:
         notes.append(f"{name}: {corr.get('reason', '')}")
     if perf.get("max", 0) > 0 and corr.get("passed"):
         if perf.get("scored"):
-            notes.append(f"{name} performance: {perf.get('pct_copy')}% of copy"
-                         + (f" (>= {perf['threshold']:g}%)" if perf.get("threshold") is not None
-                            else " (below every threshold)"))
+            noise = f" +-{perf['noise']:g}" if perf.get("noise") is not None else ""
+            notes.append(f"{name} performance: {perf.get('pct_copy')}%{noise} of copy, "
+                         f"{fmt_points(perf.get('score', 0))}/{fmt_points(perf.get('max', 0))}"
+                         + (f" ({perf.get('scale')} scale)" if perf.get("scale") else ""))
         else:
             notes.append(f"{name} performance: {perf.get('reason', '')}")
+    mc = corr.get("memcheck") or {}
+    if mc.get("state") in ("timeout", "error"):
+        notes.append(f"{name} memcheck: {mc.get('reason', mc['state'])}")
     return notes
+
+
+def exercise_flags(ex: dict) -> list[str]:
+    """What an instructor should look at twice: a memory error memcheck
+    found, a performance score within the noise of a threshold."""
+    name = ex["exercise"]
+    sc = ex.get("score") or {}
+    corr = sc.get("correctness") or {}
+    perf = sc.get("performance") or {}
+    flags = []
+    mc = corr.get("memcheck") or {}
+    if mc.get("failed"):
+        flags.append(f"{name}: memcheck error" + (f" ({mc['line']})" if mc.get("line") else ""))
+    elif mc.get("state") == "timeout":
+        flags.append(f"{name}: memcheck timed out")
+    if perf.get("near_threshold") is not None:
+        flags.append(f"{name}: {perf.get('pct_copy')}% is within noise of the "
+                     f"{perf['near_threshold']:g}% threshold ({fmt_points(perf.get('points_at_stake', 0))} "
+                     "points at stake)")
+    return flags
+
+
+def record_flags(rec: dict) -> list[str]:
+    return [f for ex in rec.get("exercises", []) for f in exercise_flags(ex)]
+
+
+def record_device(rec: dict) -> str:
+    """The GPU's name, as bwgrade reported it."""
+    if rec.get("device"):
+        return str(rec["device"])
+    for ex in rec.get("exercises", []):
+        for part in ("test", "bench"):
+            dev = (ex.get(part) or {}).get("device") if isinstance(ex.get(part), dict) else None
+            if isinstance(dev, dict) and dev.get("name"):
+                return str(dev["name"])
+    return ""
 
 
 def record_notes(rec: dict) -> str:
@@ -116,8 +156,13 @@ def record_notes(rec: dict) -> str:
 def csv_header(exercises: list[str]) -> list[str]:
     head = ["id"]
     for ex in exercises:
-        head += [f"{ex}_correctness", f"{ex}_performance", f"{ex}_total"]
-    return head + ["total", "sandbox", "notes"]
+        head += [f"{ex}_correctness", f"{ex}_performance", f"{ex}_total",
+                 f"{ex}_pct_copy", f"{ex}_noise", f"{ex}_copy_gbs"]
+    return head + ["total", "gpu", "sandbox", "flags", "notes"]
+
+
+def _number(x) -> str:
+    return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else ""
 
 
 def csv_row(rec: dict, exercises: list[str]) -> list[str]:
@@ -125,12 +170,18 @@ def csv_row(rec: dict, exercises: list[str]) -> list[str]:
     row = [rec["id"]]
     for ex in exercises:
         sc = (by_name.get(ex) or {}).get("score") or {}
+        perf = sc.get("performance") or {}
+        # pct_copy: the scored row's % of the same-run copy; noise: half the
+        # band it spans (scoring.noise_band), in the same percentage points.
         row += [fmt_points((sc.get("correctness") or {}).get("score", 0)),
-                fmt_points((sc.get("performance") or {}).get("score", 0)),
-                fmt_points(sc.get("total", 0))]
+                fmt_points(perf.get("score", 0)),
+                fmt_points(sc.get("total", 0)),
+                _number(perf.get("pct_copy")), _number(perf.get("noise")),
+                _number(perf.get("copy_gbs"))]
     # sandbox: what the workers ran in (run.py grade --sandbox); "" in
     # records from before it was recorded.
-    return row + [fmt_points(rec.get("total", 0)), rec.get("sandbox", ""), record_notes(rec)]
+    return row + [fmt_points(rec.get("total", 0)), clean_text(record_device(rec)),
+                  rec.get("sandbox", ""), clean_text("; ".join(record_flags(rec))), record_notes(rec)]
 
 
 def gradebook_csv(records: list[dict], exercises: list[str]) -> str:
@@ -162,6 +213,12 @@ def _part_output(ex: dict, part: str) -> str:
             if s.get("first_failure"):
                 line += f" (first failure: {s['first_failure']})"
             lines.append(line)
+            if s.get("memcheck_failed"):
+                first = s.get("memcheck_first") or {}
+                lines.append(f"    memcheck: {s['memcheck_failed']} failed"
+                             + (f" ({s['memcheck_not_run']} more not run)" if s.get("memcheck_not_run") else "")
+                             + f", first {first.get('case', '?')}"
+                             + (f": {first['line']}" if first.get("line") else ""))
         build = ex.get("build") or {}
         if ex.get("state") in ("build_failed", "build_timeout") and build.get("log_tail"):
             lines += ["", "build log (end):", build["log_tail"]]
@@ -296,6 +353,28 @@ def write_outputs(out_dir: Path, records: list[dict], exercises: list[str]) -> N
     for rec in records:
         _write_atomic(out_dir / GRADESCOPE_DIR / rec["id"] / "results.json",
                       dump_json(gradescope_results(rec)))
+
+
+def time_lines(records: list[dict]) -> list[str]:
+    """Where the GPU time went: tests, the memcheck runs (apart, as the
+    policy adds them), benchmarks."""
+    parts: dict[str, list[float]] = {"test": [], "memcheck": [], "bench": []}
+    for rec in records:
+        for ex in rec.get("exercises", []):
+            for key in parts:
+                v = ex.get(f"{key}_seconds")
+                if isinstance(v, (int, float)):
+                    parts[key].append(float(v))
+    if not any(parts.values()):
+        return []
+    def part(name: str, key: str) -> str:
+        xs = parts[key]
+        if not xs:
+            return f"{name}: none"
+        return (f"{name} {sum(xs):.1f} s ({len(xs)} runs, {sum(xs) / len(xs):.1f} s on average, "
+                f"at most {max(xs):.1f} s)")
+    return ["time: " + "; ".join((part("tests", "test"), part("memcheck", "memcheck"),
+                                   part("benchmarks", "bench")))]
 
 
 def summary_lines(records: list[dict], exercises: list[str]) -> list[str]:

@@ -13,26 +13,38 @@ Policy file (configparser INI):
     groups             = small:10, medium:15, large:20, special:15, huge:10
     performance_points = 30
     thresholds         = 90:1.0, 75:0.75, 50:0.5, 25:0.25
+    performance_scale  = linear           ; or steps
     bench_row          = largest          ; which benchmark row is scored
+    memcheck           = small, medium, special   ; or none
 
     [exercise haxpy]           overrides for one exercise (any key of [all])
     performance_points = 40
 
     [limits]                   seconds; the command line can override them
-    build_timeout = 600
-    test_timeout  = 1800
-    bench_timeout = 900
+    build_timeout    = 600
+    test_timeout     = 1800
+    bench_timeout    = 900
+    memcheck_timeout = 300
 
 Correctness, mode all_or_nothing: correctness_points when bwgrade's status is
 "pass" (every case passed), else 0. Mode per_group: `groups` are weights; a
 group earns correctness_points * weight / (sum of the weights of the groups
 that ran) when none of its cases failed. A skipped case neither passes nor
 fails its group; a group none of whose cases ran shares its weight out.
+Memcheck: grade also runs the `memcheck` groups under compute-sanitizer
+memcheck; a case that fails there (a memory error) fails its group as a
+failed plain case would.
 
 Performance: only when correctness passed in full. The scored row's pct_copy
 (the kernel's bandwidth as a percentage of the device-to-device copy measured
-in the same run) picks the highest threshold it reaches; the part earns
-performance_points times that threshold's fraction.
+in the same run) gives a fraction of performance_points. Scale `linear`:
+straight lines join (0 %, 0) and the thresholds, flat above the highest (a
+threshold with fraction 0 makes a floor below which nothing is earned).
+Scale `steps`: the fraction of the highest threshold reached, 0 below all.
+
+Noise: the band that pct_copy spans when the kernel's and the copy's times
+move within their quartiles. A score whose band holds a threshold is flagged
+(near_threshold), with the points the band spans.
 """
 from __future__ import annotations
 
@@ -44,6 +56,7 @@ from pathlib import Path
 GROUPS = ("small", "medium", "large", "special", "huge")
 MODES = ("all_or_nothing", "per_group")
 BENCH_ROWS = ("largest", "smallest", "first", "last")
+SCALES = ("linear", "steps")
 
 DEFAULTS = {
     "correctness_points": "70",
@@ -51,9 +64,14 @@ DEFAULTS = {
     "groups": "small:10, medium:15, large:20, special:15, huge:10",
     "performance_points": "30",
     "thresholds": "90:1.0, 75:0.75, 50:0.5, 25:0.25",
+    "performance_scale": "linear",
     "bench_row": "largest",
+    # Measured on the H100: memcheck over these groups (922 haxpy cases with
+    # the hidden ones) adds about 2 s per exercise; large and huge would add minutes.
+    "memcheck": "small, medium, special",
 }
-LIMIT_DEFAULTS = {"build_timeout": 600.0, "test_timeout": 1800.0, "bench_timeout": 900.0}
+LIMIT_DEFAULTS = {"build_timeout": 600.0, "test_timeout": 1800.0, "bench_timeout": 900.0,
+                  "memcheck_timeout": 300.0}
 
 # Case outcomes that neither pass nor fail a group.
 NEUTRAL_OUTCOMES = ("skipped",)
@@ -76,6 +94,8 @@ class ExercisePolicy:
     performance_points: float
     thresholds: tuple[tuple[float, float], ...]    # (pct_copy, fraction), highest first
     bench_row: str
+    performance_scale: str = "linear"
+    memcheck: tuple[str, ...] = ()                  # groups run under memcheck; () = off
 
     @property
     def max_points(self) -> float:
@@ -88,7 +108,9 @@ class ExercisePolicy:
             "groups": {g: w for g, w in self.groups},
             "performance_points": self.performance_points,
             "thresholds": [[p, f] for p, f in self.thresholds],
+            "performance_scale": self.performance_scale,
             "bench_row": self.bench_row,
+            "memcheck": list(self.memcheck),
         }
 
 
@@ -167,6 +189,24 @@ def _exercise_policy(exercise: str, kv: dict[str, str], section: str) -> Exercis
             raise PolicyError(f"{where('thresholds')}: fraction {frac} is above 1")
         thresholds.append((p, f))
     thresholds.sort(key=lambda t: -t[0])
+    if len({p for p, _ in thresholds}) != len(thresholds):
+        raise PolicyError(f"{where('thresholds')}: a percentage is given twice")
+    for (p_hi, f_hi), (p_lo, f_lo) in zip(thresholds, thresholds[1:]):
+        if f_hi < f_lo:
+            raise PolicyError(f"{where('thresholds')}: {p_hi:g}% gives less ({f_hi:g}) than "
+                              f"{p_lo:g}% ({f_lo:g}); fractions may not fall as the percentage rises")
+    scale = kv["performance_scale"].strip()
+    if scale not in SCALES:
+        raise PolicyError(f"{where('performance_scale')}: '{scale}' (use {' or '.join(SCALES)})")
+    memcheck = tuple(g.strip() for g in kv["memcheck"].split(",") if g.strip())
+    if memcheck in (("none",), ("off",)):
+        memcheck = ()
+    for g in memcheck:
+        if g not in GROUPS:
+            raise PolicyError(f"{where('memcheck')}: unknown group '{g}' "
+                              f"(groups: {', '.join(GROUPS)}, or none)")
+    if len(set(memcheck)) != len(memcheck):
+        raise PolicyError(f"{where('memcheck')}: a group is given twice")
     row = kv["bench_row"].strip()
     if row not in BENCH_ROWS:
         raise PolicyError(f"{where('bench_row')}: '{row}' (use one of {', '.join(BENCH_ROWS)})")
@@ -178,6 +218,8 @@ def _exercise_policy(exercise: str, kv: dict[str, str], section: str) -> Exercis
         performance_points=_number(kv["performance_points"], where("performance_points")),
         thresholds=tuple(thresholds),
         bench_row=row,
+        performance_scale=scale,
+        memcheck=memcheck,
     )
 
 
@@ -268,12 +310,70 @@ def _case_brief(case: dict) -> str:
     return " ".join(str(b) for b in bits)
 
 
-def group_stats(test: dict) -> dict[str, dict]:
-    """Per case group: cases passed/failed/skipped and the first failing case."""
+SANITIZER_MARK = "========="
+SANITIZER_DULL = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "LEAK SUMMARY", "Saved host backtrace",
+                  "Host Frame", "Target application returned")
+
+
+def sanitizer_line(detail: str | None, limit: int = 300) -> str | None:
+    """compute-sanitizer's first finding in a case's detail, on one line: its
+    message and where ("Invalid __global__ read of size 2 bytes at
+    kernel(...)+0x160 in file.cu:19"); None when the detail holds none."""
+    found: list[str] = []
+    for line in str(detail or "").splitlines():
+        text = line.strip()
+        if not text.startswith(SANITIZER_MARK):
+            if found:
+                break
+            continue
+        text = text[len(SANITIZER_MARK):].strip()
+        if not text or any(text.startswith(d) for d in SANITIZER_DULL):
+            if found:
+                break
+            continue
+        if not found:
+            found.append(text)
+        elif text.startswith("at "):
+            found.append(text)
+            break
+        else:
+            break
+    if not found:
+        return None
+    line = " ".join(found)
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _empty_stats() -> dict:
+    return {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None,
+            "memcheck_failed": 0, "memcheck_not_run": 0, "memcheck_first": None}
+
+
+def group_stats(test: dict, memcheck: dict | None = None) -> dict[str, dict]:
+    """Per case group: cases passed/failed/skipped and the first failing
+    case; with memcheck (bwgrade's report of the memcheck run), also the
+    cases that failed there and the first of them with the sanitizer's line."""
     stats: dict[str, dict] = {}
+    for case in (memcheck or {}).get("cases") or []:
+        if case.get("outcome") == "pass":
+            continue
+        gave_up = str(case.get("detail") or "").startswith(GAVE_UP_DETAIL)
+        if case.get("outcome") in NEUTRAL_OUTCOMES and not gave_up:
+            continue
+        s = stats.setdefault(str(case.get("group", "?")), _empty_stats())
+        if gave_up:
+            # not run: after the group's first failure (run.py grade asks
+            # for that), or after repeated crashes; either way not passed.
+            s["memcheck_not_run"] += 1
+            continue
+        s["memcheck_failed"] += 1
+        if s["memcheck_first"] is None or (not s["memcheck_first"]["line"]
+                                           and sanitizer_line(case.get("detail"))):
+            s["memcheck_first"] = {"case": _case_brief(case),
+                                   "line": sanitizer_line(case.get("detail"))}
     for case in test.get("cases") or []:
         g = str(case.get("group", "?"))
-        s = stats.setdefault(g, {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None})
+        s = stats.setdefault(g, _empty_stats())
         outcome = case.get("outcome")
         gave_up = str(case.get("detail") or "").startswith(GAVE_UP_DETAIL)
         if outcome == "pass":
@@ -309,6 +409,42 @@ def _unrunnable_reason(result: dict) -> str | None:
     return None
 
 
+def memcheck_summary(pol: ExercisePolicy, result: dict) -> dict | None:
+    """What the memcheck run of grade found, for the report; None when the
+    policy runs none. state: ok, timeout, error or not_run."""
+    if not pol.memcheck:
+        return None
+    state = result.get("memcheck_state", "not_run")
+    out = {"state": state, "groups": list(pol.memcheck), "cases": 0, "failed": 0,
+           "first": None, "line": None, "seconds": result.get("memcheck_seconds")}
+    doc = result.get("memcheck")
+    if state == "ok" and isinstance(doc, dict):
+        stats = group_stats({}, doc)
+        out["cases"] = len(doc.get("cases") or [])
+        out["failed"] = sum(s["memcheck_failed"] for s in stats.values())
+        for s in stats.values():
+            if s["memcheck_first"]:
+                out["first"] = s["memcheck_first"]["case"]
+                out["line"] = s["memcheck_first"]["line"]
+                break
+    elif state == "timeout":
+        out["reason"] = (f"memcheck did not finish within "
+                         f"{fmt_points(result.get('memcheck_timeout', 0))} s")
+    elif result.get("memcheck_reason"):
+        out["reason"] = result["memcheck_reason"]
+    return out
+
+
+def _memcheck_timeout_stats(stats: dict[str, dict], pol: ExercisePolicy, why: str) -> None:
+    """A memcheck run that never finished fails every group it was to check
+    (as a plain test run past its limit earns nothing)."""
+    for g in pol.memcheck:
+        s = stats.get(g)
+        if s and s["passed"] + s["failed"] > 0:
+            s["memcheck_failed"] = max(1, s["memcheck_failed"])
+            s["memcheck_first"] = {"case": why, "line": None}
+
+
 def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     out = {"score": 0.0, "max": pts(pol.correctness_points), "passed": False,
            "mode": pol.correctness_mode, "reason": "", "groups": {}}
@@ -318,11 +454,18 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
         return out
     test = result["test"]
     status = test.get("status")
-    stats = group_stats(test)
+    mc = memcheck_summary(pol, result)
+    if mc is not None:
+        out["memcheck"] = mc
+    mc_doc = result.get("memcheck") if mc and mc["state"] == "ok" else None
+    stats = group_stats(test, mc_doc if isinstance(mc_doc, dict) else None)
+    if mc and mc["state"] == "timeout":
+        _memcheck_timeout_stats(stats, pol, mc["reason"])
     total = test.get("total", sum(s["passed"] + s["failed"] + s["skipped"] for s in stats.values()))
     # group_stats also counts the cases not run after repeated crashes.
     failed_cases = max(test.get("failed", 0), sum(s["failed"] for s in stats.values()))
-    all_pass = status == "pass" and not failed_cases
+    memcheck_failed = sum(s["memcheck_failed"] + s["memcheck_not_run"] for s in stats.values())
+    all_pass = status == "pass" and not failed_cases and not memcheck_failed
     out["passed"] = all_pass
     if status == "not_implemented":
         out["reason"] = "not implemented (the function still is the stub)"
@@ -337,21 +480,25 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
         _fill_groups(out, pol, stats, award=False)
         if all_pass:
             out["score"] = pts(pol.correctness_points)
-            out["reason"] = _all_passed(total)
-        else:
+            out["reason"] = _all_passed(total, mc)
+        elif failed_cases:
             failed_groups = [g for g, s in stats.items() if s["failed"]]
             out["reason"] = (f"{failed_cases} of {total} cases failed (groups: "
                              f"{', '.join(failed_groups) or '?'}; first: "
                              f"{_first_failure(stats) or '?'}); all must pass")
+        else:
+            out["reason"] = ("every case passed, but memcheck found memory errors: "
+                             + "; ".join(_memcheck_failing(out["groups"])) + "; all must pass")
         return out
     # per_group
     _fill_groups(out, pol, stats, award=True)
     failing = [f"{g} ({s['failed']} of {s['cases']} failed, first: {s['first_failure']})"
                for g, s in out["groups"].items() if s["failed"]]
+    failing += _memcheck_failing({g: s for g, s in out["groups"].items() if not s["failed"]})
     out["score"] = pts(sum(s["points"] for s in out["groups"].values()))
     if all_pass:
         out["score"] = pts(pol.correctness_points)   # no rounding loss on a full pass
-        out["reason"] = _all_passed(total)
+        out["reason"] = _all_passed(total, mc)
     elif failing:
         out["reason"] = "failed groups: " + "; ".join(failing)
     else:
@@ -363,8 +510,27 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     return out
 
 
-def _all_passed(total: int) -> str:
-    return "the only case passed" if total == 1 else f"all {total} cases passed"
+def _all_passed(total: int, memcheck: dict | None = None) -> str:
+    text = "the only case passed" if total == 1 else f"all {total} cases passed"
+    if memcheck and memcheck["state"] == "ok":
+        text += f", memcheck clean on {memcheck['cases']} of them"
+    return text
+
+
+def _memcheck_failing(groups: dict[str, dict]) -> list[str]:
+    """'small (memcheck: 12 cases, first: case 0 n=1 cuda_error: Invalid ... at ...)'."""
+    out = []
+    for g, s in groups.items():
+        failed, not_run = s.get("memcheck_failed", 0), s.get("memcheck_not_run", 0)
+        if not failed and not not_run:
+            continue
+        first = s.get("memcheck_first") or {}
+        what = first.get("case", "?")
+        if first.get("line"):
+            what += f": {first['line']}"
+        count = f"{failed} failed" + (f", {not_run} not run" if not_run else "")
+        out.append(f"{g} (memcheck: {count}" + (f"; first: {what}" if failed else "") + ")")
+    return out
 
 
 def _first_failure(stats: dict[str, dict]) -> str | None:
@@ -383,11 +549,15 @@ def _fill_groups(out: dict, pol: ExercisePolicy, stats: dict[str, dict], award: 
     wsum = sum(weights[g] for g in ran)
     names = [g for g, _ in pol.groups] + [g for g in stats if g not in weights]
     for g in names:
-        s = stats.get(g, {"passed": 0, "failed": 0, "skipped": 0, "first_failure": None})
+        s = stats.get(g, _empty_stats())
         cases = s["passed"] + s["failed"] + s["skipped"]
-        ok = s["failed"] == 0
+        ok = s["failed"] == 0 and s["memcheck_failed"] + s["memcheck_not_run"] == 0
         entry = {"cases": cases, "passed": s["passed"], "failed": s["failed"],
                  "skipped": s["skipped"], "first_failure": s["first_failure"], "ok": ok}
+        if s["memcheck_failed"] or s["memcheck_not_run"]:
+            entry["memcheck_failed"] = s["memcheck_failed"]
+            entry["memcheck_not_run"] = s["memcheck_not_run"]
+            entry["memcheck_first"] = s["memcheck_first"]
         if pol.correctness_mode == "per_group":
             maxp = pol.correctness_points * weights[g] / wsum if (g in ran and wsum > 0) else 0.0
             entry["max"] = pts(maxp)
@@ -411,9 +581,44 @@ def pick_bench_row(bench: dict, how: str) -> dict | None:
     return min(pool, key=key) if how == "smallest" else max(pool, key=key)
 
 
+def performance_fraction(pol: ExercisePolicy, pct: float) -> tuple[float, float | None]:
+    """(fraction of performance_points, the highest threshold reached or None)
+    for pct_copy under the policy's scale."""
+    reached = next(((t, f) for t, f in pol.thresholds if pct >= t), None)
+    if pol.performance_scale == "steps" or not pol.thresholds:
+        return (reached[1] if reached else 0.0), (reached[0] if reached else None)
+    points = sorted(pol.thresholds)
+    if points[0][0] > 0:
+        points.insert(0, (0.0, 0.0))
+    if pct >= points[-1][0]:
+        return points[-1][1], points[-1][0]
+    if pct <= points[0][0]:
+        return points[0][1] if pct == points[0][0] else 0.0, (reached[0] if reached else None)
+    for (p0, f0), (p1, f1) in zip(points, points[1:]):
+        if p0 <= pct < p1:
+            return f0 + (f1 - f0) * (pct - p0) / (p1 - p0), (reached[0] if reached else None)
+    return 0.0, None   # not reached: the points cover every pct above the first
+
+
+def noise_band(row: dict, copy: dict | None) -> tuple[float, float] | None:
+    """The pct_copy band spanned when the kernel's and the copy's times move
+    within their quartiles (q1..q3 of each one's samples); None when the
+    report has no quartiles. pct_copy goes as copy time / kernel time."""
+    pct = row.get("pct_copy")
+    k = [row.get(key) for key in ("ms_q1", "ms_median", "ms_q3")]
+    c = [(copy or {}).get(key) for key in ("ms_q1", "ms_median", "ms_q3")]
+    nums = [pct, *k, *c]
+    if not all(isinstance(x, (int, float)) and x > 0 for x in nums):
+        return None
+    lo = pct * (c[0] / c[1]) * (k[1] / k[2])
+    hi = pct * (c[2] / c[1]) * (k[1] / k[0])
+    return min(lo, pct), max(hi, pct)
+
+
 def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> dict:
     out = {"score": 0.0, "max": pts(pol.performance_points), "scored": False,
-           "pct_copy": None, "threshold": None, "fraction": 0.0, "reason": ""}
+           "pct_copy": None, "threshold": None, "fraction": 0.0, "reason": "",
+           "scale": pol.performance_scale}
     if pol.performance_points <= 0:
         out["reason"] = "no performance points in the policy"
         return out
@@ -427,6 +632,9 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
     if not isinstance(bench, dict):
         out["reason"] = result.get("bench_reason") or "no benchmark report"
         return out
+    copy = bench.get("copy") if isinstance(bench.get("copy"), dict) else None
+    if copy and isinstance(copy.get("gbs"), (int, float)):
+        out["copy_gbs"] = copy["gbs"]
     row = pick_bench_row(bench, pol.bench_row)
     if row is None:
         out["reason"] = "the benchmark report has no rows"
@@ -444,19 +652,44 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
     pct = float(pct)
     out["pct_copy"] = round(pct, 2)
     out["scored"] = True
-    for threshold, fraction in pol.thresholds:
-        if pct >= threshold:
-            out["threshold"] = threshold
-            out["fraction"] = fraction
-            out["score"] = pts(pol.performance_points * fraction)
-            out["reason"] = (f"{pct:.1f}% of copy bandwidth at n={row.get('n')}: reached "
-                             f">= {fmt_pct(threshold)}, {fraction:g} of "
-                             f"{fmt_points(pol.performance_points)} points")
-            return out
-    lowest = pol.thresholds[-1][0] if pol.thresholds else None
-    out["reason"] = (f"{pct:.1f}% of copy bandwidth at n={row.get('n')}: below the lowest "
-                     f"threshold ({fmt_pct(lowest)})" if lowest is not None
-                     else f"{pct:.1f}% of copy bandwidth: the policy has no thresholds")
+    fraction, threshold = performance_fraction(pol, pct)
+    out["fraction"] = round(fraction, 4)
+    out["threshold"] = threshold
+    out["score"] = pts(pol.performance_points * fraction)
+    band = noise_band(row, copy)
+    if band is not None:
+        lo, hi = band
+        out["noise"] = round((hi - lo) / 2, 2)
+        out["band"] = [round(lo, 2), round(hi, 2)]
+        near = [t for t, _ in pol.thresholds if lo <= t <= hi]
+        if near:
+            stake = pol.performance_points * (performance_fraction(pol, hi)[0]
+                                              - performance_fraction(pol, lo)[0])
+            out["near_threshold"] = near[0]
+            out["points_at_stake"] = pts(stake)
+    where = f"{pct:.1f}% of copy bandwidth at n={row.get('n')}"
+    of = f"{fmt_points(out['score'])} of {fmt_points(pol.performance_points)} points"
+    if pol.performance_scale == "steps":
+        if threshold is not None:
+            out["reason"] = f"{where}: reached >= {fmt_pct(threshold)}, {fraction:g} of " \
+                            f"{fmt_points(pol.performance_points)} points"
+        elif pol.thresholds:
+            out["reason"] = f"{where}: below the lowest threshold ({fmt_pct(pol.thresholds[-1][0])})"
+        else:
+            out["reason"] = f"{where}: the policy has no thresholds"
+    elif not pol.thresholds:
+        out["reason"] = f"{where}: the policy has no thresholds"
+    elif threshold is not None and threshold == pol.thresholds[0][0]:
+        out["reason"] = f"{where}: at or above the top threshold ({fmt_pct(threshold)}), {of}"
+    else:
+        above = min((t for t, _ in pol.thresholds if t > pct), default=None)
+        between = (f"between {fmt_pct(threshold)} and {fmt_pct(above)}" if threshold is not None
+                   else f"below {fmt_pct(above)}")
+        out["reason"] = f"{where}: {between}, on the linear scale {of}"
+    if out.get("near_threshold") is not None:
+        out["reason"] += (f"; within the noise of the {fmt_pct(out['near_threshold'])} threshold "
+                          f"({out['band'][0]:g}-{out['band'][1]:g}%, "
+                          f"{fmt_points(out['points_at_stake'])} points at stake)")
     return out
 
 
