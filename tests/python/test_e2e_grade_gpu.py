@@ -88,9 +88,12 @@ def grade_entries():
     return found
 
 
-def grade(argv, timeout):
+def grade(argv, timeout, path_first=None):
+    env = clean_env()
+    if path_first:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run([sys.executable, str(ROOT / "run.py"), "grade", *argv], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, env=clean_env())
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
 class GpuGradeTests(unittest.TestCase):
@@ -185,6 +188,13 @@ class KitBuildTests(unittest.TestCase):
             fake = tmp / "bwgrade"
             fake.write_text(FAKE_BWGRADE)
             fake.chmod(0o755)
+            # The default policy runs memcheck, and grade checks that
+            # compute-sanitizer is on PATH before it starts (CI's CUDA has
+            # none); the stand-in grader never calls it.
+            tools = tmp / "tools"
+            tools.mkdir()
+            (tools / "compute-sanitizer").write_text("#!/bin/sh\nexit 1\n")
+            (tools / "compute-sanitizer").chmod(0o755)
             # good: the kit's stubs compile (the stand-in grader passes them)
             good = tmp / "good"
             shutil.copytree(ROOT / "exercises", good / "exercises")
@@ -198,7 +208,8 @@ class KitBuildTests(unittest.TestCase):
                 '#include "../../solutions/haxpy/haxpy.cu"\n')
             out = tmp / "out"
             r = grade([str(good), str(broken), str(cheat), "--out", str(out), "--bwgrade", str(fake),
-                       "--seed-file", str(new_seed_file(tmp)), "--work", str(tmp / "work")], timeout=3000)
+                       "--seed-file", str(new_seed_file(tmp)), "--work", str(tmp / "work")], timeout=3000,
+                      path_first=tools)
             self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-6000:])
             rows = read_rows(out)
             for ex in names:
