@@ -91,6 +91,19 @@ class GpuEndToEnd(unittest.TestCase):
                 self.assertEqual(entry["passed"], entry["total"] - entry.get("skipped", 0))
         self.assertEqual(rc, 0, out)
 
+    def test_the_solutions_score_full_marks(self):
+        # run.py score runs what grade runs (test, memcheck, bench --quick)
+        # on the public cases: the solutions must get every point.
+        names = [n for n in exercises.names(ROOT) if build.has_solution(ROOT, n)]
+        if not names:
+            self.skipTest("no solutions/ in this copy of the kit")
+        rc, doc, out = run_py("score", *names, "--solutions")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(doc["total"], doc["max"], out)
+        for name in names:
+            self.assertEqual(doc["exercises"][name]["memcheck_state"], "ok", out)
+        self.assertIn("estimated total", out)
+
     def test_stubs_report_not_implemented(self):
         stubs = [n for n in exercises.names(ROOT)
                  if "TODO" in (ROOT / "exercises" / n / f"{n}.cu").read_text(errors="replace")]

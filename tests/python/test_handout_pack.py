@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_handout, exercises, handout_files  # noqa: E402
+from bwlab import cmd_handout, exercises, handout_files, scoring  # noqa: E402
 
 FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
 INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
@@ -80,7 +80,7 @@ class FakeKitTests(unittest.TestCase):
             "grader/py/bwlab/__init__.py": "", "grader/py/bwlab/__pycache__/x.cpython-311.pyc": "junk",
             "solutions/haxpy/haxpy.cu": "// the answer\n",
             "grader/instructor/secret_seed": f"{FAKE_SEED}\n",
-            "grader/instructor/policy.ini": "[all]\n",
+            "grader/instructor/policy.ini": "[all]\nperformance_points = 40 ; this course\n",
             "tests/python/test_grading.py": "", "tests/python/test_public.py": "",
             "docs/INSTRUCTORS.md": "x", "docs/ARCHITECTURE.md": "y",
             "build/bwgrade": "binary", "grades/alice.json": "{}", "stray.txt": "z",
@@ -100,7 +100,11 @@ class FakeKitTests(unittest.TestCase):
         got = files_under(dest / "bwlab")
         self.assertEqual(got, ["CMakeLists.txt", "docs/ARCHITECTURE.md", "exercises/exercises.def",
                                "exercises/haxpy/haxpy.cu", "grader/main.c", "grader/py/bwlab/__init__.py",
-                               "run.py", "tests/python/test_public.py"])
+                               "handout/policy.ini", "run.py", "tests/python/test_public.py"])
+        # the course's policy goes in (generated: grader/instructor/ itself stays out)
+        packed = (dest / "bwlab" / "handout" / "policy.ini").read_text()
+        self.assertIn("performance_points = 40 ; this course", packed)
+        self.assertEqual(scoring.parse_policy(packed).for_exercise("haxpy").performance_points, 40)
         self.assertTrue(os.access(dest / "bwlab" / "run.py", os.X_OK))
         self.assertIn("solutions/", text)
         self.assertIn("grader/instructor/", text)
@@ -122,11 +126,19 @@ class FakeKitTests(unittest.TestCase):
                                 {"BWLAB_SECRET_SEED": str(FAKE_SEED + 1)})
         self.assertEqual(code, 1)
 
+    def test_a_broken_policy_is_not_shipped(self):
+        (self.root / "grader" / "instructor" / "policy.ini").write_text("[all]\nthresholds = lots\n")
+        (code, _, _), text = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
+        self.assertEqual(code, 1)
+        self.assertIn("the scoring policy is unusable", text)
+        self.assertFalse(self.out.exists())
+
     def test_the_tarball_is_reproducible(self):
         quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
         a = self.out.read_bytes()
         quiet(cmd_handout.pack, self.root, handout_files.select(handout_files.list_files(self.root)[0])[0],
-              self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime))
+              self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime),
+              {scoring.HANDOUT_POLICY: cmd_handout.course_policy(self.root)})
         self.assertEqual(a, self.out.read_bytes())
 
 

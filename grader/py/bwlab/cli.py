@@ -18,6 +18,7 @@ from . import EXIT_USAGE, console
 COMMANDS: dict[str, tuple[str, str]] = {
     "test":      ("bwlab.cmd_test",      "build and grade your exercises on this machine's GPU"),
     "benchmark": ("bwlab.cmd_benchmark", "measure bandwidth against a device copy (and library peers)"),
+    "score":     ("bwlab.cmd_score",     "estimate your points under the course's policy"),
     "selftest":  ("bwlab.cmd_selftest",  "run the kit's own tests (Check, CTest and Python)"),
     "grade":     ("bwlab.cmd_grade",     "grade submissions (instructors)"),
     "merge":     ("bwlab.cmd_merge",     "merge grading results (instructors)"),

@@ -49,7 +49,7 @@ from .submission_ids import collect, ids_digest, parse_shard, shard_select
 
 HELP = "grade submissions (instructors): hidden cases, scoring policy, gradebook"
 
-DEFAULT_POLICY_FILE = "grader/instructor/policy.ini"
+DEFAULT_POLICY_FILE = scoring.INSTRUCTOR_POLICY
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,15 +99,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "works here, else none with a warning; default auto)")
 
 
-def resolve_policy(root: Path, path: str | None) -> scoring.Policy:
-    if path:
-        return scoring.load_policy(path)
-    default = root / DEFAULT_POLICY_FILE
-    if default.is_file():
-        return scoring.load_policy(default)
-    return scoring.default_policy()
-
-
 def show_policy(policy: scoring.Policy, names: list[str]) -> None:
     console.say(f"policy: {policy.source} (sha256 {policy.sha256[:12]})")
     for ex in names:
@@ -150,7 +141,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
         console.error(f"cannot read the exercise table: {e}")
         return EXIT_KIT
     try:
-        policy = resolve_policy(root, args.policy)
+        policy = scoring.find_policy(root, args.policy)
         policy.check_exercises(names)
     except scoring.PolicyError as e:
         console.error(str(e))

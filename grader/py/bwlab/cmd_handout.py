@@ -19,7 +19,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, repo_root
+from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, repo_root, scoring
 from .handout_files import list_files, select, verdict
 from .seeds import SeedError, find_seed
 
@@ -53,17 +53,18 @@ def find_secrets(root: Path, files: list[str], secrets: list[str]) -> list[str]:
 
 
 def pack(root: Path, files: list[str], out: Path, prefix: str = DEFAULT_PREFIX,
-         mtime: int | None = None) -> int:
-    """Write files (relative to root) into out (.tar.gz) under prefix/.
-    Deterministic: sorted, owner 0, one mtime ($SOURCE_DATE_EPOCH or now).
-    Returns the number of bytes written."""
+         mtime: int | None = None, extra: dict[str, bytes] | None = None) -> int:
+    """Write files (relative to root), and the generated extra files (path ->
+    contents), into out (.tar.gz) under prefix/. Deterministic: sorted,
+    owner 0, one mtime ($SOURCE_DATE_EPOCH or now). Returns the bytes written."""
+    extra = extra or {}
     if mtime is None:
         env = os.environ.get("SOURCE_DATE_EPOCH", "")
         mtime = int(env) if env.isdigit() else int(time.time())
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
         seen_dirs: set[str] = set()
-        for rel in sorted(files):
+        for rel in sorted(set(files) | set(extra)):
             parts = rel.split("/")
             for i in range(1, len(parts)):
                 d = "/".join(parts[:i])
@@ -73,11 +74,11 @@ def pack(root: Path, files: list[str], out: Path, prefix: str = DEFAULT_PREFIX,
                     ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, mtime
                     tf.addfile(ti)
             src = root / rel
-            data = src.read_bytes()
+            data = extra[rel] if rel in extra else src.read_bytes()
             ti = tarfile.TarInfo(f"{prefix}/{rel}" if prefix else rel)
             ti.size = len(data)
             ti.mtime = mtime
-            ti.mode = 0o755 if os.access(src, os.X_OK) else 0o644
+            ti.mode = 0o755 if rel not in extra and os.access(src, os.X_OK) else 0o644
             ti.uid = ti.gid = 0
             ti.uname = ti.gname = ""
             tf.addfile(ti, io.BytesIO(data))
@@ -101,6 +102,21 @@ def check_tarball(out: Path, prefix: str) -> list[str]:
     return bad
 
 
+def course_policy(root: Path) -> bytes:
+    """handout/policy.ini: the instructor's policy, so that `run.py score`
+    estimates with the course's numbers (the built-in defaults without one)."""
+    src = Path(root) / scoring.INSTRUCTOR_POLICY
+    if src.is_file():
+        text = src.read_text(encoding="utf-8")
+        scoring.parse_policy(text, str(src))     # refuse to ship a broken one
+        return (f"# The course's scoring policy, packed by `run.py handout` from\n"
+                f"# {scoring.INSTRUCTOR_POLICY}. `run.py score` estimates with it;\n"
+                f"# handout/grading.md explains it.\n\n").encode() + text.encode("utf-8")
+    return (b"# The course's scoring policy: the kit's built-in defaults (no "
+            b"grader/instructor/policy.ini\n# was found when the handout was packed). "
+            b"handout/grading.md explains them.\n")
+
+
 def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: dict[str, str] | None = None,
                  quiet: bool = False) -> tuple[int, list[str], dict[str, list[str]]]:
     """Select, scan and pack. Returns (exit code, kept files, left-out groups)."""
@@ -117,13 +133,19 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
     if hits:
         console.error("refusing to pack: these files contain the secret seed: " + ", ".join(hits))
         return EXIT_FAIL, kept, left
-    size = pack(root, kept, out, prefix)
+    try:
+        extra = {scoring.HANDOUT_POLICY: course_policy(root)}
+    except scoring.PolicyError as e:
+        console.error(f"refusing to pack: the scoring policy is unusable: {e}")
+        return EXIT_FAIL, kept, left
+    size = pack(root, kept, out, prefix, extra=extra)
     bad = check_tarball(out, prefix)
     if bad:
         out.unlink()
         console.error("refusing: denied paths got into the tarball: " + ", ".join(bad))
         return EXIT_FAIL, kept, left
-    say(f"wrote {out} ({size / 1024:.0f} KiB, {len(kept)} files under {prefix + '/' if prefix else './'})")
+    say(f"wrote {out} ({size / 1024:.0f} KiB, {len(kept)} files and {scoring.HANDOUT_POLICY} "
+        f"(the scoring policy) under {prefix + '/' if prefix else './'})")
     return EXIT_OK, kept, left
 
 

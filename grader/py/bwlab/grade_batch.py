@@ -107,7 +107,7 @@ class Progress:
                  f"about {self.clock(left)} left)")
 
 
-def _empty_exercise(ex: str) -> dict:
+def empty_result(ex: str) -> dict:
     return {"exercise": ex, "state": "not_built", "student_file": f"exercises/{ex}/{ex}.cu",
             "found_at": None, "build": None, "test_exit": None, "test": None,
             "bench_exit": None, "bench": None, "seconds": 0.0}
@@ -144,7 +144,7 @@ def test_submission(runner, sid: str, path: Path, sub, built: Built, load_proble
     try:
         for ex in opts.exercises:
             t_ex = time.monotonic()
-            res = _empty_exercise(ex)
+            res = empty_result(ex)
             res["found_at"] = built.found_at.get(ex)
             binfo = built.build.get(ex)
             if sub is None:
@@ -160,7 +160,7 @@ def test_submission(runner, sid: str, path: Path, sub, built: Built, load_proble
                     res["build_timeout"] = opts.build_timeout
             worker = built.workers.get(ex)
             if res["state"] == "ok" and worker is not None:
-                _run_tests(runner, ex, worker, env, res, problems, scratch, opts)
+                run_exercise(runner, ex, worker, env, res, problems, scratch, opts)
             pol = opts.policy.for_exercise(ex)
             res["score"] = scoring.score_exercise(pol, res)
             res["seconds"] = round(time.monotonic() - t_ex + (binfo or {}).get("seconds", 0.0), 2)
@@ -207,8 +207,11 @@ def _tail_text(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def _run_tests(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
-               problems: list[str], scratch: Path, opts: Options) -> None:
+def run_exercise(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
+                 problems: list[str], scratch: Path, opts: Options) -> None:
+    """One built exercise through bwgrade as the policy asks: the test, the
+    memcheck run, and the benchmark once correctness passed in full. Fills
+    res (the exercise's part of the record); run.py score runs it too."""
     out = runner.test(ex, worker, opts.seed, env, opts.test_timeout, scratch / f"{ex}.test.json")
     res["test_exit"] = out.rc
     res["test_seconds"] = round(out.seconds, 2)

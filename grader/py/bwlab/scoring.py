@@ -276,6 +276,21 @@ def load_policy(path: Path | str) -> Policy:
     return parse_policy(text, source=str(path))
 
 
+INSTRUCTOR_POLICY = "grader/instructor/policy.ini"
+HANDOUT_POLICY = "handout/policy.ini"   # the instructor's, as run.py handout packs it
+
+
+def find_policy(root: Path, path: str | None, fallbacks: tuple[str, ...] = (INSTRUCTOR_POLICY,)) -> Policy:
+    """--policy FILE, else the first of fallbacks (relative to the kit) that
+    exists, else the built-in defaults. Raises PolicyError."""
+    if path:
+        return load_policy(path)
+    for rel in fallbacks:
+        if (Path(root) / rel).is_file():
+            return load_policy(Path(root) / rel)
+    return default_policy()
+
+
 def default_policy() -> Policy:
     """The built-in defaults (the same as the shipped grader/instructor/policy.ini)."""
     return parse_policy("", source="(built-in defaults)")
