@@ -104,6 +104,26 @@ class GpuEndToEnd(unittest.TestCase):
             self.assertEqual(doc["exercises"][name]["memcheck_state"], "ok", out)
         self.assertIn("estimated total", out)
 
+    def test_the_benchmark_names_the_cause_and_not_for_the_solutions(self):
+        # Corpus entries with a "why" expectation get a cause line holding
+        # it; the solutions (above 80% of the copy) get none.
+        entries = [(e, json.loads((e / "expect.json").read_text())) for e in corpus_entries()]
+        entries = [(e, d) for e, d in entries if d.get("why")]
+        if not entries:
+            self.skipTest("no corpus entry expects a cause line")
+        for entry, expect in entries:
+            with self.subTest(entry=entry.name):
+                rc, doc, out = run_py("benchmark", expect["exercise"], "--submission", str(entry), "--quick")
+                self.assertEqual(rc, 0, out)
+                why = [line for line in out.splitlines() if line.startswith("why ")]
+                self.assertEqual(len(why), 1, out)
+                self.assertIn(expect["why"], why[0])
+        names = [n for n in exercises.names(ROOT) if build.has_solution(ROOT, n)]
+        if names:
+            rc, doc, out = run_py("benchmark", *names, "--solutions", "--quick")
+            self.assertEqual(rc, 0, out)
+            self.assertFalse([line for line in out.splitlines() if line.startswith("why ")], out)
+
     def test_stubs_report_not_implemented(self):
         stubs = [n for n in exercises.names(ROOT)
                  if "TODO" in (ROOT / "exercises" / n / f"{n}.cu").read_text(errors="replace")]

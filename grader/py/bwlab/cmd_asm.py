@@ -176,6 +176,46 @@ def run_tool(cmd: list[str], shown_src: str, tmp_src: Path) -> subprocess.Comple
     return proc
 
 
+def disassembler() -> list[str] | None:
+    """The command that prints SASS of a cubin, or None (PTX only then)."""
+    cuobjdump = find_cuda_tool("cuobjdump")
+    if cuobjdump:
+        return [cuobjdump, "-sass"]
+    nvdisasm = find_cuda_tool("nvdisasm")
+    return [nvdisasm, "-c"] if nvdisasm else None
+
+
+def compile_functions(content: bytes, ex: str, shown: str, arch: str, nvcc: str,
+                      disasm: list[str] | None) -> tuple[list[sass.Function], dict[str, sass.Resources]]:
+    """Compile content (the exercise's file) for arch; its functions parsed
+    from SASS (with disasm) or PTX (disasm None), named and marked kernel or
+    not, and ptxas's resource report. Raises CompileError."""
+    with tempfile.TemporaryDirectory(prefix="bwlab-asm-") as tmp:
+        tmpd = Path(tmp)
+        src = tmpd / f"{ex}.cu"
+        src.write_bytes(content)
+        cubin = tmpd / f"{ex}.cubin"
+        proc = run_tool(nvcc_command(nvcc, src, cubin, arch, "cubin", ex), shown, src)
+        resources = sass.parse_ptxas_info(proc.stderr + "\n" + proc.stdout)
+        if disasm is None:
+            ptx = tmpd / f"{ex}.ptx"
+            run_tool(nvcc_command(nvcc, src, ptx, arch, "ptx", ex), shown, src)
+            funcs = sass.parse_ptx(ptx.read_text(errors="replace"))
+        else:
+            dproc = run_tool(disasm + [str(cubin)], shown, src)
+            funcs = sass.parse_sass(dproc.stdout)
+            if Path(disasm[0]).name.startswith("cuobjdump"):
+                _add_res_usage(disasm[0], cubin, resources)
+    for fn in funcs:
+        if fn.entry is None:
+            r = resources.get(fn.name)
+            fn.entry = r.entry if r is not None and r.entry is not None else True
+    names = sass.demangle([f.name for f in funcs])
+    for fn in funcs:
+        fn.display = names.get(fn.name, fn.name)
+    return funcs, resources
+
+
 # ---------------------------------------------------------------------------
 # Output
 
@@ -306,9 +346,7 @@ def _run(args: argparse.Namespace) -> int:
     want_ptx = bool(args.ptx)
     disasm = None
     if not want_ptx:
-        cuobjdump = find_cuda_tool("cuobjdump")
-        nvdisasm = None if cuobjdump else find_cuda_tool("nvdisasm")
-        disasm = [cuobjdump, "-sass"] if cuobjdump else ([nvdisasm, "-c"] if nvdisasm else None)
+        disasm = disassembler()
         if disasm is None:
             if args.sass:
                 error("cuobjdump not found (nor nvdisasm): SASS needs one of them; they come with "
@@ -320,38 +358,14 @@ def _run(args: argparse.Namespace) -> int:
             want_ptx = True
 
     guide = guide_for(ex)
-    with tempfile.TemporaryDirectory(prefix="bwlab-asm-") as tmp:
-        tmpd = Path(tmp)
-        src = tmpd / f"{ex}.cu"
-        src.write_bytes(content)
-        cubin = tmpd / f"{ex}.cubin"
-        try:
-            proc = run_tool(nvcc_command(nvcc, src, cubin, arch, "cubin", ex), shown, src)
-            resources = sass.parse_ptxas_info(proc.stderr + "\n" + proc.stdout)
-            if want_ptx:
-                ptx = tmpd / f"{ex}.ptx"
-                run_tool(nvcc_command(nvcc, src, ptx, arch, "ptx", ex), shown, src)
-                listing = ptx.read_text(errors="replace")
-                funcs = sass.parse_ptx(listing)
-            else:
-                dproc = run_tool(disasm + [str(cubin)], shown, src)
-                funcs = sass.parse_sass(dproc.stdout)
-                if Path(disasm[0]).name.startswith("cuobjdump"):
-                    _add_res_usage(disasm[0], cubin, resources)
-        except CompileError as e:
-            say(f"asm: {ex}: {shown} does not compile for {arch}:")
-            say("")
-            for line in e.text.splitlines():
-                say("  " + line)
-            return EXIT_FAIL
-
-    for fn in funcs:
-        if fn.entry is None:
-            r = resources.get(fn.name)
-            fn.entry = r.entry if r is not None and r.entry is not None else True
-    names = sass.demangle([f.name for f in funcs])
-    for fn in funcs:
-        fn.display = names.get(fn.name, fn.name)
+    try:
+        funcs, resources = compile_functions(content, ex, shown, arch, nvcc, None if want_ptx else disasm)
+    except CompileError as e:
+        say(f"asm: {ex}: {shown} does not compile for {arch}:")
+        say("")
+        for line in e.text.splitlines():
+            say("  " + line)
+        return EXIT_FAIL
 
     what = "PTX" if want_ptx else "SASS"
     say(f"asm: {ex}, {shown}, {what} for {arch}")

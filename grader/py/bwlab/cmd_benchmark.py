@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pointer offsets in elements, comma-separated")
     parser.add_argument("--json", metavar="FILE", help="write every measurement to FILE")
     parser.add_argument("--plot", metavar="FILE", help="draw the results into FILE (needs matplotlib)")
+    parser.add_argument("--no-why", action="store_true",
+                        help="below 80%% of the copy, do not look for the cause (it compiles the "
+                             "file and runs one call under ncu)")
 
 
 def _joined(values: list[str] | None) -> str | None:
@@ -110,6 +113,43 @@ def comparison_table(docs: list[dict]) -> str:
     return out + ("\n" + "; ".join(notes) if notes else "")
 
 
+OWN_LABELS = ("student", "solution", "submission")
+
+
+def why_line(args: argparse.Namespace, ex: str, worker, bwgrade, doc: dict) -> str | None:
+    """why_slow's line for this exercise's own run, when its largest aligned
+    row reached less than WHY_BELOW_PCT of the copy; None otherwise."""
+    from . import cmd_asm, ncu, scoring, why_slow
+    row = scoring.pick_bench_row(doc, "largest")
+    pct = row.get("pct_copy") if row and row.get("status", "ok") == "ok" else None
+    if not isinstance(pct, (int, float)) or pct >= why_slow.WHY_BELOW_PCT:
+        return None
+    causes, unchecked = [], []
+    dev = doc.get("device") or {}
+    arch = "sm_" + str(dev.get("cc", "9.0")).replace(".", "")
+    nvcc = cmd_asm.find_cuda_tool("nvcc")
+    try:
+        content, shown = cmd_asm.read_source(args, ex)
+        if not nvcc:
+            raise cmd_asm.CompileError("nvcc not found")
+        funcs, _ = cmd_asm.compile_functions(content, ex, shown, arch, nvcc, cmd_asm.disassembler())
+        causes += why_slow.code_causes(funcs)
+    except (cmd_asm.SourceError, cmd_asm.CompileError) as e:
+        unchecked.append(f"the compiled code ({str(e).splitlines()[0]})")
+    ncu_path = ncu.find_ncu()
+    n = int(row["n"])
+    if not ncu_path:
+        unchecked.append("the launch (ncu not found)")
+    else:
+        launches, why = why_slow.profile_launches(
+            ncu_path, [str(bwgrade), "once", ex, "--worker", str(worker), "--n", str(n)])
+        if launches is None:
+            unchecked.append(f"the launch ({why})")
+        else:
+            causes = why_slow.launch_causes(launches, n) + causes
+    return why_slow.line(float(pct), causes, unchecked)
+
+
 def plot(docs: list[dict], path: str) -> str:
     try:
         mod = importlib.import_module("bwlab.plot")
@@ -166,6 +206,13 @@ def run(args: argparse.Namespace) -> int:
         if docs:
             console.heading(f"{ex}: side by side")
             console.say(comparison_table(docs))
+        own = next((w for w in plan.for_exercise(ex) if w.label in OWN_LABELS and w.ok), None)
+        doc = results[ex].get(own.label) if own else None
+        if own and isinstance(doc, dict) and "rows" in doc and not args.no_why:
+            why = why_line(args, ex, own.path, plan.bwgrade, doc)
+            if why:
+                console.say(why)
+                doc["why_slow"] = why
 
     console.say("")
     if no_device:

@@ -47,6 +47,7 @@ DENY = (
     # Working kernels, or the solutions' code in other forms: a student would
     # get the answer (or the correctness points) for free.
     "tests/corpus/simple_correct/",
+    "tests/corpus/too_few_blocks/",
     "tests/data/asm/vectorized.cu",
     "tests/data/asm/haxpy_solution.sm_90.cuobjdump.sass",
     "tests/data/asm_haxpy_solution_sm90.txt",
