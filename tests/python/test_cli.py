@@ -11,7 +11,7 @@ sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import cli  # noqa: E402
 
-ALL = ["test", "benchmark", "score", "selftest", "grade", "merge", "handout", "asm", "profile", "crosscheck"]
+ALL = ["test", "benchmark", "score", "selftest", "grade", "merge", "report", "handout", "asm", "profile", "crosscheck"]
 
 
 def run_py(*args):

@@ -22,7 +22,7 @@ from bwlab import cmd_handout, exercises, handout_files, scoring  # noqa: E402
 
 FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
 INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
-                    "tests/python/test_e2e_grade_gpu.py")
+                    "tests/python/test_e2e_grade_gpu.py", "tests/python/test_class_report.py")
 
 
 def quiet(fn, *a, **kw):

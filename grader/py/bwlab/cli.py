@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "selftest":  ("bwlab.cmd_selftest",  "run the kit's own tests (Check, CTest and Python)"),
     "grade":     ("bwlab.cmd_grade",     "grade submissions (instructors)"),
     "merge":     ("bwlab.cmd_merge",     "merge grading results (instructors)"),
+    "report":    ("bwlab.cmd_report",    "the class report of a grading run, as HTML (instructors)"),
     "handout":   ("bwlab.cmd_handout",   "make the student handout (instructors)"),
     "asm":       ("bwlab.cmd_asm",       "show the SASS/PTX of an exercise"),
     "profile":   ("bwlab.cmd_profile",   "profile an exercise with Nsight Compute"),

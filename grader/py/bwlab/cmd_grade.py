@@ -119,7 +119,9 @@ def manifest_for(opts: Options, ids: list[str], all_ids: list[str],
             "exercises": opts.exercises, "ids": sorted(ids),
             "shard": {"k": shard[0], "n": shard[1]} if shard else None,
             "all_ids_count": len(all_ids), "all_ids_sha256": ids_digest(all_ids),
-            "policy": {"source": opts.policy.source, "sha256": opts.policy.sha256},
+            "policy": {"source": opts.policy.source, "sha256": opts.policy.sha256,
+                       # for run.py report's threshold lines
+                       "exercises": opts.policy.describe(opts.exercises)["exercises"]},
             "seed": opts.seed.describe()}
 
 

@@ -114,7 +114,7 @@ def exercise_flags(ex: dict) -> list[str]:
     perf = sc.get("performance") or {}
     flags = []
     mc = corr.get("memcheck") or {}
-    if mc.get("failed"):
+    if mc.get("errors"):
         flags.append(f"{name}: memcheck error" + (f" ({mc['line']})" if mc.get("line") else ""))
     elif mc.get("state") == "timeout":
         flags.append(f"{name}: memcheck timed out")

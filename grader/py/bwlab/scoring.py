@@ -327,7 +327,8 @@ def _case_brief(case: dict) -> str:
 
 SANITIZER_MARK = "========="
 SANITIZER_DULL = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "LEAK SUMMARY", "Saved host backtrace",
-                  "Host Frame", "Target application returned")
+                  "Host Frame", "Target application returned",
+                  "Error: process didn't terminate successfully")   # the worker died: not a finding
 
 
 def sanitizer_line(detail: str | None, limit: int = 300) -> str | None:
@@ -430,13 +431,16 @@ def memcheck_summary(pol: ExercisePolicy, result: dict) -> dict | None:
     if not pol.memcheck:
         return None
     state = result.get("memcheck_state", "not_run")
-    out = {"state": state, "groups": list(pol.memcheck), "cases": 0, "failed": 0,
+    out = {"state": state, "groups": list(pol.memcheck), "cases": 0, "failed": 0, "errors": 0,
            "first": None, "line": None, "seconds": result.get("memcheck_seconds")}
     doc = result.get("memcheck")
     if state == "ok" and isinstance(doc, dict):
         stats = group_stats({}, doc)
         out["cases"] = len(doc.get("cases") or [])
         out["failed"] = sum(s["memcheck_failed"] for s in stats.values())
+        # failed with a finding of the sanitizer's (not just a wrong answer, which the plain run has)
+        out["errors"] = sum(1 for c in doc.get("cases") or []
+                            if c.get("outcome") != "pass" and sanitizer_line(c.get("detail")))
         for s in stats.values():
             if s["memcheck_first"]:
                 out["first"] = s["memcheck_first"]["case"]
