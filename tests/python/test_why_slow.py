@@ -8,6 +8,7 @@ blamed), a cause missed (16-bit accesses, a tiny grid, one element per
 thread), and a line that guesses when a fact could not be had."""
 import argparse
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -61,6 +62,41 @@ class Causes(unittest.TestCase):
         self.assertIn("no cause found in what could be checked", text)
         self.assertIn("(not checked: the launch (ncu not found))", text)
         self.assertIn("no cause found in the compiled code or the launch", why_slow.line(70, [], []))
+
+
+FAKE_NCU = """#!{python}
+import shutil, sys
+a = sys.argv[1:]
+assert a[a.index("--metrics") + 1] == "launch__grid_size,launch__block_size,launch__waves_per_multiprocessor", a
+assert "--print-metric-instances" not in a, a
+if "{mode}" == "denied":
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    sys.exit(1)
+shutil.copy("{csv}", a[a.index("--log-file") + 1])
+"""
+
+
+class ProfilingTheLaunch(unittest.TestCase):
+    """profile_launches through ncu.run_profile, with a stand-in ncu that
+    checks its command line and writes the recorded H100 capture."""
+
+    def launches(self, mode):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "ncu"
+            fake.write_text(FAKE_NCU.format(python=sys.executable, mode=mode,
+                                            csv=DATA / "ncu_haxpy_scalar_h100.csv"))
+            fake.chmod(0o755)
+            return why_slow.profile_launches(str(fake), ["/b", "once", "haxpy", "--n", "5"])
+
+    def test_the_launch_metrics_are_read(self):
+        launches, why = self.launches("ok")
+        self.assertEqual(why, "")
+        self.assertEqual([(k.grid, k.block, k.waves) for k in launches], [(1024, 256, 0.97)])
+
+    def test_no_permission_is_said(self):
+        launches, why = self.launches("denied")
+        self.assertIsNone(launches)
+        self.assertIn("ERR_NVGPUCTRPERM", why)
 
 
 class BenchmarkHook(unittest.TestCase):

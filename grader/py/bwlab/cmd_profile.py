@@ -12,9 +12,6 @@ exercise has to move.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import tempfile
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, repo_root
@@ -24,7 +21,6 @@ HELP = "profile one call of an exercise with Nsight Compute (ncu) and show the c
 
 DEFAULT_N = (1 << 28) - 1
 ELEMENT_BYTES = 2          # every exercise works on bf16
-NCU_TIMEOUT = 900
 TOP_OPCODES = 8            # opcodes listed under the table
 MEMORY_OPCODES = ("LDG", "STG")   # also listed when not among the top
 
@@ -192,62 +188,6 @@ def _target(bwgrade: Path, ex: str, worker: Path, args: argparse.Namespace) -> l
     return cmd
 
 
-def profile(ncu_path: str, target: list[str], verbose: bool = False,
-            extra: list[str] | None = None) -> tuple[int, str, str, list[str]]:
-    """Run ncu on target, retrying without an option or metric this ncu does
-    not know. Returns (exit code, CSV log text, program output, notes)."""
-    metrics = list(ncu.METRICS)
-    instances = ncu.INSTANCE_MODES[0]
-    notes: list[str] = []
-    extra = list(extra or [])
-    with tempfile.TemporaryDirectory(prefix="bwlab-ncu-") as tmp:
-        log = str(Path(tmp) / "ncu.csv")
-        for _attempt in range(5):
-            if os.path.exists(log):
-                os.remove(log)
-            cmd = ncu.command(ncu_path, target, log, metrics, instances, extra)
-            if verbose:
-                console.say("$ " + " ".join(cmd))
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                                      timeout=NCU_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                return 124, "", f"ncu did not finish within {NCU_TIMEOUT} s; stopped", notes
-            except OSError as e:
-                return 127, "", f"cannot start ncu: {e.strerror or e}", notes
-            logtext = Path(log).read_text(errors="replace") if os.path.exists(log) else ""
-            program = (proc.stdout + proc.stderr).strip()
-            everything = logtext + "\n" + program
-            opt = ncu.unknown_option(everything)
-            if instances != "none" and ncu.rejects_instance_mode(everything, instances):
-                if opt == "--print-metric-instances" or instances == "values":
-                    instances = "none"
-                    notes.append("this ncu has no --print-metric-instances: no per-opcode counts")
-                else:
-                    instances = "values"
-                    notes.append("this ncu has no --print-metric-instances details: "
-                                 "per-opcode counts without names")
-                continue
-            if opt and opt in extra:
-                extra.remove(opt)
-                notes.append(f"this ncu does not know {opt}; ran without it")
-                continue
-            bad = ncu.unknown_metrics(everything, metrics)
-            optional_bad = [m for m in bad if m in ncu.EXTRA_METRICS]
-            if optional_bad:
-                metrics = [m for m in metrics if m not in optional_bad]
-                notes.append("this ncu does not know " + ", ".join(optional_bad) + "; left out")
-                continue
-            if bad:
-                # A core metric is missing: try once with the core list alone.
-                if metrics != ncu.CORE_METRICS:
-                    metrics = [m for m in ncu.CORE_METRICS if m not in bad]
-                    notes.append("this ncu does not know " + ", ".join(bad) + "; left out")
-                    continue
-            return proc.returncode, logtext, program, notes
-        return proc.returncode, logtext, program, notes
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
@@ -302,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
     extra = ["--clock-control", "none"] if args.clock_control == "none" else []
     console.heading(f"profiling {ex.name} ({worker.label}), n = {args.n:,}")
     console.say("ncu replays each kernel several times to read all counters; this takes a while.")
-    rc, logtext, program, notes = profile(ncu_path, target, args.verbose, extra)
+    rc, logtext, program, notes = ncu.run_profile(ncu_path, target, args.verbose, extra)
     for note in notes:
         console.say(f"note: {note}")
     if args.csv:

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, repo_root, scoring
+from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, gradebook, repo_root, scoring
 from .cmd_test import Stop, add_source_arguments, prepare, write_json
 from .grade_batch import NoDevice, Options, child_env, empty_result, run_exercise
 from .grade_runner import KitRunner
@@ -123,9 +123,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_NO_DEVICE
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    device = next((res["test"]["device"].get("name") for res in results.values()
-                   if isinstance(res.get("test"), dict) and isinstance(res["test"].get("device"), dict)),
-                  None)
+    device = gradebook.record_device({"exercises": list(results.values())}) or None
     console.say("")
     for line in score_lines(results, device):
         console.say(line)

@@ -17,13 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring, toolchain
+from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring
 from .cmd_test import looks_like_no_device
 from .submission import SubmissionError
 from .child_run import kill_all_children
-from .grade_runner import Built, Outcome
+from .grade_runner import Built, Outcome, build_env
 from .scoring import fmt_points, pts
-from .seeds import SECRET_ENV, SEED_ENV, Seed, redact
+from .seeds import Seed, redact
 
 
 class NoDevice(Exception):
@@ -65,7 +65,7 @@ def child_env(gpu: str | None) -> dict[str, str]:
     """bwgrade's environment: the tools' (CUDA's bin folder on PATH, where
     compute-sanitizer is) without the seeds; bwgrade passes its workers only
     an allow-list of it."""
-    env = {k: v for k, v in toolchain.tool_env().items() if k not in (SECRET_ENV, SEED_ENV)}
+    env = build_env()
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     return env

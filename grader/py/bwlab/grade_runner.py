@@ -28,7 +28,8 @@ KIT_SKIP = ("docs/", "handout/", "tests/", "grader/py/")
 
 
 def build_env() -> dict[str, str]:
-    """CMake's environment (build.tool_env: nvcc on PATH) without the seeds."""
+    """The tools' environment (build.tool_env: CUDA's bin folder on PATH, for
+    nvcc and compute-sanitizer) without the seeds: for CMake and bwgrade."""
     return {k: v for k, v in build.tool_env().items() if k not in (SECRET_ENV, SEED_ENV)}
 
 

@@ -44,6 +44,8 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +87,8 @@ LAUNCH_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name"
                   "Section Name", "Metric Name", "Metric Unit", "Metric Value",
                   "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
                   "Estimated Speedup", "Function Name", "Demangled Name", "Kernel Demangled Name"}
+
+NCU_TIMEOUT = 900          # seconds for one profiling run
 
 NOT_FOUND_MESSAGE = "ncu not found: install Nsight Compute or add it to PATH"
 PERMISSION_MESSAGE = (
@@ -478,3 +482,70 @@ def summarize(k: KernelResult, n: int) -> Summary:
 
 def read_file(path: str | os.PathLike) -> list[KernelResult]:
     return parse_csv(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
+# ---------------------------------------------------------------------------
+# Running it
+
+
+def run_profile(ncu_path: str, target: list[str], verbose: bool = False, extra: list[str] | None = None,
+                metrics: list[str] | None = None, instances: str | None = None,
+                timeout: float = NCU_TIMEOUT) -> tuple[int, str, str, list[str]]:
+    """Run ncu on target, retrying without an option or metric this ncu does
+    not know. Returns (exit code, CSV log text, program output, notes).
+    metrics None: the course's table (METRICS, whose extras may be dropped);
+    a list given is asked for as it is. instances None: the best mode this
+    ncu knows (INSTANCE_MODES), else that mode."""
+    asked = metrics
+    metrics = list(METRICS) if asked is None else list(asked)
+    instances = instances or INSTANCE_MODES[0]
+    notes: list[str] = []
+    extra = list(extra or [])
+    with tempfile.TemporaryDirectory(prefix="bwlab-ncu-") as tmp:
+        log = str(Path(tmp) / "ncu.csv")
+        for _attempt in range(5):
+            if os.path.exists(log):
+                os.remove(log)
+            cmd = command(ncu_path, target, log, metrics, instances, extra)
+            if verbose:
+                print("$ " + " ".join(cmd), flush=True)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return 124, "", f"ncu did not finish within {timeout:g} s; stopped", notes
+            except OSError as e:
+                return 127, "", f"cannot start ncu: {e.strerror or e}", notes
+            logtext = Path(log).read_text(errors="replace") if os.path.exists(log) else ""
+            program = (proc.stdout + proc.stderr).strip()
+            everything = logtext + "\n" + program
+            opt = unknown_option(everything)
+            if instances != "none" and rejects_instance_mode(everything, instances):
+                if opt == "--print-metric-instances" or instances == "values":
+                    instances = "none"
+                    notes.append("this ncu has no --print-metric-instances: no per-opcode counts")
+                else:
+                    instances = "values"
+                    notes.append("this ncu has no --print-metric-instances details: "
+                                 "per-opcode counts without names")
+                continue
+            if opt and opt in extra:
+                extra.remove(opt)
+                notes.append(f"this ncu does not know {opt}; ran without it")
+                continue
+            bad = unknown_metrics(everything, metrics)
+            if asked is not None:
+                return proc.returncode, logtext, program, notes   # the caller's own list: as is
+            optional_bad = [m for m in bad if m in EXTRA_METRICS]
+            if optional_bad:
+                metrics = [m for m in metrics if m not in optional_bad]
+                notes.append("this ncu does not know " + ", ".join(optional_bad) + "; left out")
+                continue
+            if bad:
+                # A core metric is missing: try once with the core list alone.
+                if metrics != CORE_METRICS:
+                    metrics = [m for m in CORE_METRICS if m not in bad]
+                    notes.append("this ncu does not know " + ", ".join(bad) + "; left out")
+                    continue
+            return proc.returncode, logtext, program, notes
+        return proc.returncode, logtext, program, notes

@@ -16,11 +16,7 @@ which. handout/tools.md, 'Why is it slow?', explains each cause.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import ncu, sass
 
@@ -88,22 +84,15 @@ def read_launches(csv_text: str) -> list[Launch]:
 
 def profile_launches(ncu_path: str, target: list[str]) -> tuple[list[Launch] | None, str]:
     """ncu on target (bwgrade once ...): the launches, or None and why not."""
-    with tempfile.TemporaryDirectory(prefix="bwlab-why-") as tmp:
-        log = str(Path(tmp) / "ncu.csv")
-        cmd = ncu.command(ncu_path, target, log, LAUNCH_METRICS, "none", [])
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                                  timeout=NCU_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return None, f"ncu did not finish within {NCU_TIMEOUT} s"
-        except OSError as e:
-            return None, f"ncu could not start: {e.strerror or e}"
-        text = Path(log).read_text(errors="replace") if os.path.exists(log) else ""
-        launches = read_launches(text) if text else []
-        if proc.returncode != 0 or not launches:
-            why = ncu.diagnose(text + "\n" + proc.stdout + proc.stderr)
-            return None, (why.splitlines()[0] if why else f"ncu exit {proc.returncode}, no kernel profiled")
-        return launches, ""
+    rc, text, program, _notes = ncu.run_profile(ncu_path, target, metrics=LAUNCH_METRICS,
+                                                instances="none", timeout=NCU_TIMEOUT)
+    launches = read_launches(text) if text else []
+    if rc != 0 or not launches:
+        why = ncu.diagnose(text + "\n" + program)
+        if not why and rc in (124, 127):
+            why = program     # run_profile's own words: timed out, or could not start
+        return None, (why.splitlines()[0] if why else f"ncu exit {rc}, no kernel profiled")
+    return launches, ""
 
 
 def line(pct: float, causes: list[str], unchecked: list[str]) -> str:
