@@ -45,6 +45,8 @@ DENY = (
     "tests/python/test_handout_pack.py",
     "tests/python/test_e2e_grade_gpu.py",
     "tests/python/test_class_report.py",
+    "tests/python/test_slurm_array.py",
+    "tests/slurm/",
     "tests/data/grades_h100/",
     # Working kernels, or the solutions' code in other forms: a student would
     # get the answer (or the correctness points) for free.
