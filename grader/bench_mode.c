@@ -13,7 +13,10 @@
 #include "parallel_for.h"
 #include "report_json.h"
 #include "report_text.h"
-#include "test_mode.h"
+#include "case_data.h"
+#include "case_run.h"
+#include "host_memory.h"
+#include "runner.h"
 
 #define BIG_A (((int64_t)1 << 26) + 5)   /* not a multiple of any vector width */
 #define BIG_B (((int64_t)1 << 28) - 1)
@@ -190,7 +193,7 @@ static int gate(bw_runner *run, const bw_bench_opts *o, char **why)
         if (!pick)
             continue;
         bw_case_result r;
-        bw_test_run_case(run, c, NULL, &r);
+        bw_test_run_case(run, c, NULL, 0, &r);
         if (r.outcome != BW_OUTCOME_PASS && r.outcome != BW_OUTCOME_SKIPPED) {
             failed = 1;
             if (r.outcome == BW_OUTCOME_FAIL)
@@ -279,17 +282,12 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     c.data_seed = bw_mix64(o->seed ^ bw_mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
 
     bw_case_data d;
-    if (bw_case_data_prepare(&d, ex, &c, 0, parallel_default_threads()) != 0) {
-        row->status = "skipped";
-        row->detail = bw_format_alloc("not enough host memory for this size's arrays");
-        return;
-    }
+    bw_case_data_init(&d, ex, &c, 0, parallel_default_threads());
     char *why = NULL;
     uint8_t *images = bw_case_data_build(&d, bw_runner_shm(run), &why);
     if (!images) {
         row->status = "skipped";
         row->detail = why;
-        bw_case_data_free(&d);
         return;
     }
     bw_request req;
@@ -307,7 +305,6 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
     if (o2 != BW_OUTCOME_PASS) {
         row->status = outcome_status(o2);
         row->detail = detail;
-        bw_case_data_free(&d);
         return;
     }
     free(detail);
@@ -327,11 +324,10 @@ static void run_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
 
     /* The first call's output must be right, and be what the worker hashed. */
     bw_case_result res;
-    bw_test_result_init(&res);
+    bw_case_result_init(&res);
     bw_case_data_check(&d, images, &res);
     uint64_t hash = bw_images_hash(images, ex->n_arrays, req.image_bytes, &d.layout, row->n,
                                    req.hash_key, parallel_default_threads());
-    bw_case_data_free(&d);
     if (res.outcome != BW_OUTCOME_PASS) {
         row->status = "wrong";
         row->detail = wrong_detail(&res, row->n);
@@ -472,7 +468,7 @@ int bw_bench_main(const bw_bench_opts *o)
     for (int i = 0; i < n_rows; i++) {
         bw_image_layout l = bw_image_layout_for(rows[i].n, rows[i].offset, 0);
         uint64_t extra = (uint64_t)ex->n_arrays * l.data_bytes + 2 * (uint64_t)device.l2_bytes;
-        char *short_of = bw_memory_shortfall(ex, rows[i].n, &l, extra, &device, bw_runner_shm(run));
+        char *short_of = bw_memory_shortfall(ex, &l, extra, &device, bw_runner_shm(run));
         if (short_of) {
             rows[i].status = "skipped";
             rows[i].detail = short_of;

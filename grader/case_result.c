@@ -1,5 +1,6 @@
 /* Names and cleanup for per-case results. */
 #include <stdlib.h>
+#include <string.h>
 #include "case_result.h"
 
 const char *bw_outcome_name(bw_outcome o)
@@ -13,6 +14,17 @@ const char *bw_outcome_name(bw_outcome o)
     case BW_OUTCOME_SKIPPED: return "skipped";
     }
     return "unknown";
+}
+
+void bw_case_result_init(bw_case_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->outcome = BW_OUTCOME_PASS;
+    r->guard_array = -1;
+    r->input_array = -1;
+    r->input_first = -1;
+    r->out.first_bad = -1;
+    r->out.last_bad = -1;
 }
 
 void bw_case_result_free(bw_case_result *r)

@@ -23,12 +23,15 @@ typedef struct {
     int input_array;                /* first input array changed by the call, -1 if none */
     int64_t input_changed, input_first;
     int nondeterministic;           /* a re-run on the same inputs gave other output bits */
+    int not_run;                    /* SKIPPED by --fail-fast, not for a reason of its own */
     char *detail;                   /* malloc'd or NULL: signal, CUDA error, skip reason */
     char *student_output;           /* malloc'd or NULL: captured stdout/stderr, capped */
     double seconds;
 } bw_case_result;
 
 const char *bw_outcome_name(bw_outcome o);   /* "pass", "fail", "crash", ... */
+/* A result with nothing found yet (indices -1, pointers NULL). */
+void bw_case_result_init(bw_case_result *r);
 void bw_case_result_free(bw_case_result *r); /* frees detail and student_output */
 
 #endif

@@ -7,6 +7,7 @@
 #include "inputs.h"
 #include "protocol.h"
 #include "parallel_for.h"
+#include "hot_loop.h"
 
 #define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
 
@@ -92,23 +93,26 @@ static bf16_t cancel_partner(float p, uint64_t h)
 typedef struct {
     const bw_exercise *ex;
     const bw_case *c;
-    bf16_t *const *arrays;
+    bf16_t *const *arrays;   /* element i of array k is arrays[k][i - origin] */
+    int64_t origin;
     uint64_t base[BW_MAX_ARRAYS];
 } fill_ctx;
 
-/* Random values need no pairing between arrays: one tight loop per array,
- * which matters for the case with n near 2^31. */
+/* out[j] = element begin + j: the loop that fills 2^31 elements twice per
+ * array in the huge case (images, then the check), hence vectorized. */
+BW_HOT_LOOP static void random_run(bf16_t *out, uint64_t base, int64_t begin, int64_t end)
+{
+    for (int64_t i = begin; i < end; i++)
+        out[i - begin] = random_value(bw_mix64(base + (uint64_t)i * GOLDEN));
+}
+
+/* Random values need no pairing between arrays: one tight loop per array. */
 static void fill_random(const fill_ctx *f, int64_t begin, int64_t end)
 {
     int na = f->ex->n_arrays < BW_MAX_ARRAYS ? f->ex->n_arrays : BW_MAX_ARRAYS;
-    for (int k = 0; k < na; k++) {
-        if (!bw_exercise_is_input(f->ex, k))
-            continue;
-        bf16_t *a = f->arrays[k];
-        uint64_t base = f->base[k];
-        for (int64_t i = begin; i < end; i++)
-            a[i] = random_value(bw_mix64(base + (uint64_t)i * GOLDEN));
-    }
+    for (int k = 0; k < na; k++)
+        if (bw_exercise_is_input(f->ex, k))
+            random_run(f->arrays[k] + (begin - f->origin), f->base[k], begin, end);
 }
 
 static void fill_body(int64_t begin, int64_t end, void *vctx)
@@ -152,19 +156,35 @@ static void fill_body(int64_t begin, int64_t end, void *vctx)
             if (role == 0)
                 first = v;
             role++;
-            f->arrays[k][i] = v;
+            f->arrays[k][i - f->origin] = v;
         }
     }
+}
+
+static void fill_setup(fill_ctx *f, const bw_exercise *ex, const bw_case *c,
+                       bf16_t *const *arrays, int64_t origin)
+{
+    f->ex = ex;
+    f->c = c;
+    f->arrays = arrays;
+    f->origin = origin;
+    for (int k = 0; k < BW_MAX_ARRAYS; k++)
+        f->base[k] = bw_mix64(c->data_seed + (uint64_t)(k + 1) * UINT64_C(0xA0761D6478BD642F));
 }
 
 void bw_inputs_fill(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
                     int threads)
 {
     fill_ctx f;
-    f.ex = ex;
-    f.c = c;
-    f.arrays = arrays;
-    for (int k = 0; k < BW_MAX_ARRAYS; k++)
-        f.base[k] = bw_mix64(c->data_seed + (uint64_t)(k + 1) * UINT64_C(0xA0761D6478BD642F));
+    fill_setup(&f, ex, c, arrays, 0);
     parallel_for(c->n, threads, (int64_t)1 << 15, fill_body, &f);
+}
+
+void bw_inputs_fill_range(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
+                          int64_t begin, int64_t end)
+{
+    fill_ctx f;
+    fill_setup(&f, ex, c, arrays, begin);
+    if (end > begin)
+        fill_body(begin, end, &f);
 }

@@ -10,4 +10,10 @@
 void bw_inputs_fill(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
                     int threads);
 
+/* The same values for elements [begin, end) only, in one thread:
+ * arrays[k][j] gets element begin + j. Lets a check regenerate a block of
+ * inputs instead of keeping a copy of every array. */
+void bw_inputs_fill_range(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
+                          int64_t begin, int64_t end);
+
 #endif

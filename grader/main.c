@@ -24,7 +24,8 @@ static const char usage_text[] =
     "  bwgrade list\n"
     "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
-    "               [--groups LIST] [--group-fail-fast] [--sanitize TOOLS]\n"
+    "               [--groups LIST] [--group-fail-fast] [--fail-fast]\n"
+    "               [--sanitize TOOLS]\n"
     "               [--json FILE] [--quiet]\n"
     "               [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
@@ -46,6 +47,8 @@ static const char usage_text[] =
     "                  small, medium and special under --sanitize)\n"
     "  --group-fail-fast  once a case of a group fails, skip that group's other\n"
     "                  cases (they are reported 'not run'; the group has failed)\n"
+    "  --fail-fast     cheapest groups first; stop after a hang, or once a group\n"
+    "                  has run to its end with a failure (the rest: 'not run')\n"
     "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
     "                  a comma-separated list of them, or all\n"
     "  --json FILE     also write the results as JSON (- for stdout)\n"
@@ -83,7 +86,7 @@ typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
     const char *n, *offset, *profile_calls, *sandbox, *hide;
-    int hidden, quiet, no_copy, quick, group_fail_fast, help;
+    int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, help;
 } args;
 
 enum { CMD_LIST = 1, CMD_CASES = 2, CMD_TEST = 4, CMD_BENCH = 8, CMD_ONCE = 16 };
@@ -117,6 +120,7 @@ static const option options[] = {
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--group-fail-fast", group_fail_fast, CMD_TEST),
+    FLAG("--fail-fast", fail_fast, CMD_TEST),
     FLAG("--no-copy", no_copy, CMD_BENCH),
     FLAG("--quick", quick, CMD_BENCH),
 };
@@ -433,6 +437,7 @@ int main(int argc, char **argv)
         o.json_path = a.json;
         o.quiet = a.quiet;
         o.group_fail_fast = a.group_fail_fast;
+        o.fail_fast = a.fail_fast;
         if (a.case_k) {
             uint64_t k;
             if (parse_u64(a.case_k, &k) != 0 || k > INT_MAX)

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "once_mode.h"
-#include "test_mode.h"
+#include "case_run.h"
+#include "runner.h"
 
 int bw_once_main(const bw_exercise *ex, const char *worker_path, int64_t n, int offset,
                  uint64_t seed)
@@ -29,8 +30,8 @@ int bw_once_main(const bw_exercise *ex, const char *worker_path, int64_t n, int 
         return 3;
     }
     bw_case_result r;
-    bw_test_result_init(&r);
-    bw_test_run_case(run, &c, NULL, &r);
+    bw_case_result_init(&r);
+    bw_test_run_case(run, &c, NULL, 0, &r);
     printf("once: %s n=%" PRId64 " offset=%d: %s", ex->name, n, offset, bw_outcome_name(r.outcome));
     if (r.outcome == BW_OUTCOME_FAIL)
         printf(" (%" PRId64 " wrong elements, first at index %" PRId64 ")", r.out.mismatches,

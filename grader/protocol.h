@@ -9,9 +9,16 @@
 #define BW_MAX_ARRAYS 8
 #define BW_TEXT 256                        /* bounded text fields, always NUL-terminated */
 
-/* Environment variables through which the worker finds its descriptors. */
+/* Environment variables through which the worker finds its descriptors:
+ * the channel, and the first of BW_SHM_SEGMENTS consecutive descriptors of
+ * the shared-memory segments (see shm_view.h). */
 #define BW_ENV_CHANNEL_FD "BWLAB_CHANNEL_FD"
 #define BW_ENV_SHM_FD "BWLAB_SHM_FD"
+
+/* The images live in BW_SHM_SEGMENTS files of BW_SHM_SEGMENT_BYTES each,
+ * mapped back to back: 64 GiB in all, five times the largest case's images. */
+#define BW_SHM_SEGMENTS 64
+#define BW_SHM_SEGMENT_BYTES ((uint64_t)1 << 30)
 
 typedef enum {
     BW_REQ_HELLO = 1,   /* report device properties; no student code runs */

@@ -60,6 +60,8 @@ static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
     bw_json_kstring(w, "alpha_kind", c->alpha_kind ? c->alpha_kind : "-");
     bw_json_kstring(w, "values", bw_value_class_name(c->values));
     bw_json_kstring(w, "outcome", bw_outcome_name(r->outcome));
+    if (r->not_run)
+        bw_json_kbool(w, "not_run", 1);
     bw_json_kdouble(w, "max_ulps", r->out.max_ulps);
     bw_json_kint(w, "mismatches", r->out.mismatches);
     bw_json_kint(w, "unwritten", r->out.unwritten);
@@ -118,6 +120,7 @@ int bw_report_test_json_to(FILE *f, const bw_test_report *r)
     bw_json_kint(&w, "passed", r->passed);
     bw_json_kint(&w, "failed", r->failed);
     bw_json_kint(&w, "skipped", r->skipped);
+    bw_json_kint(&w, "not_run", r->not_run);
     bw_json_kint(&w, "total", r->total);
 
     bw_json_key(&w, "diagnoses");

@@ -360,15 +360,30 @@ static int pick_failures(const bw_test_section *s, int *pick)
     return n;
 }
 
-/* Skipped cases, with runs of consecutive ones for the same reason merged. */
+/* Skipped cases, with runs of consecutive ones for the same reason merged.
+ * Cases --fail-fast left out get one line of their own instead. */
 static void print_skipped(FILE *f, const bw_exercise *ex, const bw_test_section *s)
 {
-    if (s->skipped == 0)
+    if (s->not_run > 0) {
+        const char *why = "";
+        for (int i = 0; i < s->count && !why[0]; i++)
+            if (s->results[i].not_run && s->results[i].detail) {
+                why = s->results[i].detail;
+                if (strncmp(why, "not run: ", 9) == 0)
+                    why += 9;
+            }
+        char *line = bw_format_alloc("%d case%s not run: %s", s->not_run,
+                                     s->not_run == 1 ? "" : "s", why);
+        wrap(f, "  stopped early, ", "    ", line ? line : why);
+        free(line);
+        fprintf(f, "  when these pass, run every case: python3 run.py test %s --all\n", ex->name);
+    }
+    if (s->skipped - s->not_run <= 0)
         return;
-    fprintf(f, "  skipped (%d):\n", s->skipped);
+    fprintf(f, "  skipped (%d):\n", s->skipped - s->not_run);
     int groups = 0;
     for (int i = 0; i < s->count;) {
-        if (s->results[i].outcome != BW_OUTCOME_SKIPPED) {
+        if (s->results[i].outcome != BW_OUTCOME_SKIPPED || s->results[i].not_run) {
             i++;
             continue;
         }
@@ -379,7 +394,7 @@ static void print_skipped(FILE *f, const bw_exercise *ex, const bw_test_section 
         if (groups == SHOWN_SKIP_GROUPS) {
             int rest = 0;
             for (int k = i; k < s->count; k++)
-                rest += s->results[k].outcome == BW_OUTCOME_SKIPPED;
+                rest += s->results[k].outcome == BW_OUTCOME_SKIPPED && !s->results[k].not_run;
             fprintf(f, "    ... and %d more\n", rest);
             return;
         }

@@ -27,6 +27,7 @@ typedef struct {
     const bw_diagnosis *diags;
     int n_diags;
     int passed, failed, skipped;    /* failed: fail, crash, timeout, cuda_error */
+    int not_run;                    /* of the skipped: left out by --fail-fast */
     const char *status;             /* "pass", "fail" or "not_implemented" */
     const char *note;               /* NULL, or one sentence shown under the summary */
 } bw_test_section;
@@ -41,6 +42,7 @@ typedef struct {
     const bw_test_section *sections;
     int n_sections;
     int passed, failed, skipped, total;   /* over all sections */
+    int not_run;                          /* of the skipped: left out by --fail-fast */
 } bw_test_report;
 
 /* The report a student reads. quiet: one summary line per section. */

@@ -1,6 +1,7 @@
-/* The shared-memory file behind the array images. An anonymous memfd when
- * the kernel offers one, else an unlinked file in /dev/shm, $TMPDIR or /tmp.
- * Its descriptor is deliberately NOT close-on-exec: the supervisor hands it
+/* The shared memory behind the array images: BW_SHM_SEGMENTS files (see
+ * shm_view.h for why several), each an anonymous memfd when the kernel
+ * offers one, else an unlinked file in /dev/shm, $TMPDIR or /tmp. The
+ * descriptors are deliberately NOT close-on-exec: the supervisor hands them
  * to every worker it starts. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,15 +15,16 @@
 #include <unistd.h>
 
 #include "shm.h"
+#include "shm_view.h"
 
 /* Sizes grow in steps of this many bytes, so that a run of slightly larger
- * cases does not remap (and make the worker re-register) every time. */
+ * cases does not make the worker re-register the memory every time. */
 #define BW_SHM_STEP ((size_t)1 << 20)
 
 struct bw_shm {
-    int fd;
-    void *map;       /* NULL until the first reserve */
-    size_t size;     /* bytes of the file and of the mapping */
+    int fds[BW_SHM_SEGMENTS];
+    uint8_t *map;    /* the whole view, mapped once (shm_view.h) */
+    size_t size;     /* bytes usable from map */
 };
 
 /* An unlinked temporary file in dir; -1 on failure (errno set). */
@@ -46,32 +48,49 @@ static int unlinked_temp_in(const char *dir)
     return fd;
 }
 
+static int segment_file(void)
+{
+    int fd = -1;
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+    fd = memfd_create("bwlab-shm", 0); /* flags 0: survives exec */
+#endif
+    if (fd < 0)
+        fd = unlinked_temp_in("/dev/shm");
+    if (fd < 0)
+        fd = unlinked_temp_in(getenv("TMPDIR"));
+    if (fd < 0)
+        fd = unlinked_temp_in("/tmp");
+    if (fd < 0)
+        return -1;
+    /* mkstemp does not set close-on-exec, memfd_create(.., 0) neither; make sure. */
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC))
+        (void)fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+    return fd;
+}
+
 bw_shm *bw_shm_create(void)
 {
     bw_shm *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
-    s->fd = -1;
-#if defined(__linux__) && defined(MFD_CLOEXEC)
-    s->fd = memfd_create("bwlab-shm", 0); /* flags 0: survives exec */
-#endif
-    if (s->fd < 0)
-        s->fd = unlinked_temp_in("/dev/shm");
-    if (s->fd < 0)
-        s->fd = unlinked_temp_in(getenv("TMPDIR"));
-    if (s->fd < 0)
-        s->fd = unlinked_temp_in("/tmp");
-    if (s->fd < 0) {
-        int saved = errno;
-        free(s);
-        errno = saved;
-        return NULL;
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++)
+        s->fds[k] = -1;
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++) {
+        s->fds[k] = segment_file();
+        if (s->fds[k] < 0)
+            goto fail;
     }
-    /* mkstemp does not set close-on-exec, memfd_create(.., 0) neither; make sure. */
-    int flags = fcntl(s->fd, F_GETFD);
-    if (flags >= 0 && (flags & FD_CLOEXEC))
-        (void)fcntl(s->fd, F_SETFD, flags & ~FD_CLOEXEC);
+    s->map = bw_shm_view_map(s->fds);
+    if (s->map == NULL)
+        goto fail;
     return s;
+fail: {
+    int saved = errno;
+    bw_shm_destroy(s);
+    errno = saved;
+    return NULL;
+}
 }
 
 void *bw_shm_reserve(bw_shm *s, size_t bytes)
@@ -80,39 +99,36 @@ void *bw_shm_reserve(bw_shm *s, size_t bytes)
         errno = EINVAL;
         return NULL;
     }
-    if (s->map != NULL && bytes <= s->size)
+    if (bytes <= s->size && s->size > 0)
         return s->map;
     if (bytes == 0)
         bytes = 1;
-    if (bytes > SIZE_MAX - BW_SHM_STEP || bytes > (size_t)INT64_MAX - BW_SHM_STEP) {
+    const uint64_t limit = (uint64_t)BW_SHM_SEGMENTS * BW_SHM_SEGMENT_BYTES;
+    if ((uint64_t)bytes > limit - BW_SHM_STEP) {
         errno = ENOMEM;
         return NULL;
     }
     size_t want = (bytes + BW_SHM_STEP - 1) / BW_SHM_STEP * BW_SHM_STEP;
-    if (want < s->size)
-        want = s->size;
-    if (want != s->size) {
+    /* Only the segments the new size reaches into grow; the mapping stays. */
+    for (int k = (int)(s->size / BW_SHM_SEGMENT_BYTES); k < BW_SHM_SEGMENTS; k++) {
+        uint64_t start = (uint64_t)k * BW_SHM_SEGMENT_BYTES;
+        if (start >= want)
+            break;
+        uint64_t part = want - start < BW_SHM_SEGMENT_BYTES ? want - start : BW_SHM_SEGMENT_BYTES;
         int rc;
         do {
-            rc = ftruncate(s->fd, (off_t)want);
+            rc = ftruncate(s->fds[k], (off_t)part);
         } while (rc != 0 && errno == EINTR);
         if (rc != 0)
             return NULL;
     }
-    /* Map the new size first: on failure the old mapping stays usable. */
-    void *m = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    if (s->map != NULL)
-        (void)munmap(s->map, s->size);
-    s->map = m;
     s->size = want;
-    return m;
+    return s->map;
 }
 
 void *bw_shm_data(bw_shm *s)
 {
-    return s != NULL ? s->map : NULL;
+    return s != NULL && s->size > 0 ? s->map : NULL;
 }
 
 size_t bw_shm_size(const bw_shm *s)
@@ -120,18 +136,18 @@ size_t bw_shm_size(const bw_shm *s)
     return s != NULL ? s->size : 0;
 }
 
-int bw_shm_fd(const bw_shm *s)
+const int *bw_shm_fds(const bw_shm *s)
 {
-    return s != NULL ? s->fd : -1;
+    return s != NULL ? s->fds : NULL;
 }
 
 void bw_shm_destroy(bw_shm *s)
 {
     if (s == NULL)
         return;
-    if (s->map != NULL)
-        (void)munmap(s->map, s->size);
-    if (s->fd >= 0)
-        (void)close(s->fd);
+    bw_shm_view_unmap(s->map);
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++)
+        if (s->fds[k] >= 0)
+            close(s->fds[k]);
     free(s);
 }

@@ -6,7 +6,7 @@
  *   fd 1, 2  one unlinked capture file, opened O_APPEND (so the supervisor
  *         may truncate it between calls), capped by RLIMIT_FSIZE
  *   fd 3  its end of the channel        (BWLAB_CHANNEL_FD=3)
- *   fd 4  the shared-memory file        (BWLAB_SHM_FD=4)
+ *   fd 5 .. 5 + BW_SHM_SEGMENTS - 1  the shared-memory segments (BWLAB_SHM_FD=5)
  *   nothing else: every other descriptor is closed before exec
  *   an allow-listed environment (see build_env) with HOME and TMPDIR set to
  *         a private 0700 directory that bw_worker_stop removes
@@ -56,9 +56,11 @@
 extern char **environ;
 
 #define CHILD_CHANNEL_FD 3
-#define CHILD_SHM_FD 4
-#define CHILD_ERRPIPE_FD 5         /* close-on-exec: reports a failed exec */
-#define CHILD_FIRST_CLOSED_FD 6
+#define CHILD_ERRPIPE_FD 4         /* close-on-exec: reports a failed exec */
+#define CHILD_SHM_FD 5             /* the first of BW_SHM_SEGMENTS */
+#define CHILD_FIRST_CLOSED_FD (CHILD_SHM_FD + BW_SHM_SEGMENTS)
+#define CHILD_FD_TEXT_(fd) #fd
+#define CHILD_FD_TEXT(fd) CHILD_FD_TEXT_(fd)
 
 #define CAPTURE_LIMIT_BYTES ((rlim_t)64 << 20)   /* per worker file, RLIMIT_FSIZE */
 #define DEFAULT_OUTPUT_CAP ((size_t)16 << 10)
@@ -355,7 +357,8 @@ static void close_from(int lo, long max_fd)
 }
 
 typedef struct {
-    int chan, shm, capture, devnull, errw;
+    int chan, capture, devnull, errw;
+    const int *shm;     /* BW_SHM_SEGMENTS descriptors */
     pid_t parent;
     const char *file;
     char **argv;
@@ -392,20 +395,28 @@ static void start_child(const child_setup *c)
 
     /* Move everything above the target numbers first, so that no dup2 below
      * overwrites a descriptor still needed. The copies are close-on-exec. */
-    int t_chan = fcntl(c->chan, F_DUPFD_CLOEXEC, 10);
-    int t_shm = fcntl(c->shm, F_DUPFD_CLOEXEC, 10);
-    int t_cap = fcntl(c->capture, F_DUPFD_CLOEXEC, 10);
-    int t_null = fcntl(c->devnull, F_DUPFD_CLOEXEC, 10);
-    int t_err = fcntl(c->errw, F_DUPFD_CLOEXEC, 10);
+    const int above = CHILD_FIRST_CLOSED_FD;
+    int t_chan = fcntl(c->chan, F_DUPFD_CLOEXEC, above);
+    int t_cap = fcntl(c->capture, F_DUPFD_CLOEXEC, above);
+    int t_null = fcntl(c->devnull, F_DUPFD_CLOEXEC, above);
+    int t_err = fcntl(c->errw, F_DUPFD_CLOEXEC, above);
     if (t_err >= 0)
         errfd = t_err;
-    if (t_chan < 0 || t_shm < 0 || t_cap < 0 || t_null < 0 || t_err < 0)
+    int t_shm[BW_SHM_SEGMENTS];
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++) {
+        t_shm[k] = fcntl(c->shm[k], F_DUPFD_CLOEXEC, above);
+        if (t_shm[k] < 0)
+            child_fail(errfd, errno);
+    }
+    if (t_chan < 0 || t_cap < 0 || t_null < 0 || t_err < 0)
         child_fail(errfd, errno);
     /* dup2 clears close-on-exec on the new descriptor. */
     if (dup2(t_null, 0) < 0 || dup2(t_cap, 1) < 0 || dup2(t_cap, 2) < 0 ||
-        dup2(t_chan, CHILD_CHANNEL_FD) < 0 || dup2(t_shm, CHILD_SHM_FD) < 0 ||
-        dup2(t_err, CHILD_ERRPIPE_FD) < 0)
+        dup2(t_chan, CHILD_CHANNEL_FD) < 0 || dup2(t_err, CHILD_ERRPIPE_FD) < 0)
         child_fail(errfd, errno);
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++)
+        if (dup2(t_shm[k], CHILD_SHM_FD + k) < 0)
+            child_fail(errfd, errno);
     errfd = CHILD_ERRPIPE_FD;
     if (fcntl(CHILD_ERRPIPE_FD, F_SETFD, FD_CLOEXEC) < 0)
         child_fail(errfd, errno);
@@ -496,7 +507,7 @@ static int env_kept(const char *entry)
 static char **build_env(const char *home, char **home_var, char **tmp_var)
 {
     static char chan_var[] = BW_ENV_CHANNEL_FD "=3";
-    static char shm_var[] = BW_ENV_SHM_FD "=4";
+    static char shm_var[] = BW_ENV_SHM_FD "=" CHILD_FD_TEXT(CHILD_SHM_FD);
     *home_var = bw_format_alloc("HOME=%s", home);
     *tmp_var = bw_format_alloc("TMPDIR=%s", home);
     if (*home_var == NULL || *tmp_var == NULL)
@@ -660,7 +671,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
         *why = NULL;
     if (hello != NULL)
         memset(hello, 0, sizeof *hello);
-    if (o == NULL || o->worker_path == NULL || shm == NULL || bw_shm_fd(shm) < 0) {
+    if (o == NULL || o->worker_path == NULL || shm == NULL || bw_shm_fds(shm) == NULL) {
         set_why(why, bw_format_alloc("bw_worker_start: missing worker path or shared memory"));
         return NULL;
     }
@@ -771,7 +782,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     child_setup cs;
     memset(&cs, 0, sizeof cs);
     cs.chan = sv[1];
-    cs.shm = bw_shm_fd(shm);
+    cs.shm = bw_shm_fds(shm);
     cs.capture = w->capture;
     cs.devnull = devnull;
     cs.errw = ep[1];

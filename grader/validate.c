@@ -6,6 +6,7 @@
 #include "validate.h"
 #include "image.h"
 #include "parallel_for.h"
+#include "hot_loop.h"
 
 /* Inputs one element can have; the exercise table stays below this. */
 #define BW_MAX_INPUTS 8
@@ -50,7 +51,7 @@ int bw_element_ok(const bw_exercise *ex, float alpha, const bf16_t *in, bf16_t e
     return bw_exact_accepts(ex->exact(alpha, in), got);
 }
 
-static void result_init(bw_compare_result *r)
+void bw_compare_init(bw_compare_result *r)
 {
     r->mismatches = 0;
     r->unwritten = 0;
@@ -60,32 +61,37 @@ static void result_init(bw_compare_result *r)
     r->n_reported = 0;
 }
 
-typedef struct {
-    const bw_exercise *ex;
-    const bf16_t *const *inputs;
-    const bf16_t *expected, *got;
-    float alpha;
-    int n_inputs;
-    int64_t n, block;
-    bw_compare_result *parts;
-} compare_ctx;
-
-static void compare_range(const compare_ctx *c, int64_t begin, int64_t end,
-                          bw_compare_result *r)
+/* How many of a[0..len) and b[0..len) differ: a loop the compiler vectorizes. */
+BW_HOT_LOOP static int64_t count_differences(const bf16_t *a, const bf16_t *b, int64_t len)
 {
-    for (int64_t i = begin; i < end; i++) {
-        bf16_t e = c->expected[i], g = c->got[i];
+    int64_t k = 0;
+    for (int64_t i = 0; i < len; i++)
+        k += a[i] != b[i];
+    return k;
+}
+
+void bw_compare_block(const bw_exercise *ex, float alpha, const bf16_t *const *inputs,
+                      const bf16_t *expected, const bf16_t *got, int64_t index0, int64_t len,
+                      bw_compare_result *r)
+{
+    /* Nearly every block of a working kernel is bit-exact: one vector pass. */
+    if (count_differences(expected, got, len) == 0)
+        return;
+    int n_inputs = bw_exercise_n_inputs(ex);
+    for (int64_t j = 0; j < len; j++) {
+        bf16_t e = expected[j], g = got[j];
         if (e == g)
-            continue;   /* the common case, kept cheap */
+            continue;
+        int64_t i = index0 + j;
         bf16_t in[BW_MAX_INPUTS];
-        for (int k = 0; k < c->n_inputs; k++)
-            in[k] = c->inputs[k][i];
+        for (int k = 0; k < n_inputs; k++)
+            in[k] = inputs[k][j];
         double u = bw_ulps_between(e, g);
         if (u > r->max_ulps)
             r->max_ulps = u;
         if (g == BW_POISON)
             r->unwritten++;
-        if (bw_element_ok(c->ex, c->alpha, in, e, g))
+        if (bw_element_ok(ex, alpha, in, e, g))
             continue;
         if (r->first_bad < 0)
             r->first_bad = i;
@@ -101,18 +107,38 @@ static void compare_range(const compare_ctx *c, int64_t begin, int64_t end,
     }
 }
 
+typedef struct {
+    const bw_exercise *ex;
+    const bf16_t *const *inputs;
+    const bf16_t *expected, *got;
+    float alpha;
+    int n_inputs;
+    int64_t n, block;
+    bw_compare_result *parts;
+} compare_ctx;
+
+static void compare_range(const compare_ctx *c, int64_t begin, int64_t end,
+                          bw_compare_result *r)
+{
+    const bf16_t *in[BW_MAX_INPUTS];
+    for (int k = 0; k < c->n_inputs && k < BW_MAX_INPUTS; k++)
+        in[k] = c->inputs[k] + begin;
+    bw_compare_block(c->ex, c->alpha, in, c->expected + begin, c->got + begin, begin,
+                     end - begin, r);
+}
+
 static void compare_blocks(int64_t b0, int64_t b1, void *vctx)
 {
     const compare_ctx *c = vctx;
     for (int64_t b = b0; b < b1; b++) {
         int64_t begin = b * c->block;
         int64_t end = begin + c->block < c->n ? begin + c->block : c->n;
-        result_init(&c->parts[b]);
+        bw_compare_init(&c->parts[b]);
         compare_range(c, begin, end, &c->parts[b]);
     }
 }
 
-static void merge(bw_compare_result *r, const bw_compare_result *p)
+void bw_compare_merge(bw_compare_result *r, const bw_compare_result *p)
 {
     r->mismatches += p->mismatches;
     r->unwritten += p->unwritten;
@@ -142,7 +168,7 @@ void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,
 {
     compare_ctx c = {ex, inputs, expected, got, alpha, bw_exercise_n_inputs(ex),
                      n, block_for(n), NULL};
-    result_init(r);
+    bw_compare_init(r);
     if (n <= 0)
         return;
     int64_t nblocks = (n + c.block - 1) / c.block;
@@ -154,7 +180,7 @@ void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,
     }
     parallel_for(nblocks, threads, 1, compare_blocks, &c);
     for (int64_t b = 0; b < nblocks; b++)
-        merge(r, &c.parts[b]);
+        bw_compare_merge(r, &c.parts[b]);
     free(c.parts);
 }
 
@@ -167,15 +193,13 @@ typedef struct {
 static void changed_range(const bf16_t *a, const bf16_t *b, int64_t begin, int64_t end,
                           int64_t *count, int64_t *first)
 {
-    /* Find the first difference, then count branch-free (vectorizable). */
-    int64_t i = begin;
-    while (i < end && a[i] == b[i])
-        i++;
-    *first = i < end ? i : -1;
-    int64_t k = 0;
-    for (; i < end; i++)
-        k += a[i] != b[i];
-    *count = k;
+    *count = count_differences(a + begin, b + begin, end - begin);
+    *first = -1;
+    for (int64_t i = begin; *count > 0 && i < end; i++)
+        if (a[i] != b[i]) {
+            *first = i;
+            break;
+        }
 }
 
 static void changed_blocks(int64_t b0, int64_t b1, void *vctx)

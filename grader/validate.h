@@ -40,6 +40,17 @@ typedef struct {
     bw_mismatch reported[BW_REPORTED_MISMATCHES];  /* the first mismatches by index */
 } bw_compare_result;
 
+void bw_compare_init(bw_compare_result *r);
+/* The comparison of one block, elements index0 .. index0 + len - 1:
+ * inputs[k][j], expected[j] and got[j] are element index0 + j. Adds what it
+ * finds to r; blocks merged in index order (bw_compare_merge) give the same
+ * result as one bw_compare_output over the whole range. */
+void bw_compare_block(const bw_exercise *ex, float alpha, const bf16_t *const *inputs,
+                      const bf16_t *expected, const bf16_t *got, int64_t index0, int64_t len,
+                      bw_compare_result *r);
+/* Appends later's findings (about higher indices) to r. */
+void bw_compare_merge(bw_compare_result *r, const bw_compare_result *later);
+
 /* inputs[k]: the k-th input array as it was before the call, in table order
  * (bw_exercise_n_inputs(ex) of them; for haxpy x, then the original y). */
 void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,

@@ -1,6 +1,7 @@
 /* CPU references for the exercises. Each element depends only on its own
  * inputs, so splitting the range across threads cannot change any bit. */
 #include <math.h>
+#include "hot_loop.h"
 #include "parallel_for.h"
 #include "ref_kernels.h"
 
@@ -20,7 +21,7 @@ typedef struct {
     bf16_t *y;
 } haxpy_ctx;
 
-static void haxpy_body(int64_t begin, int64_t end, void *arg)
+BW_HOT_LOOP static void haxpy_body(int64_t begin, int64_t end, void *arg)
 {
     const haxpy_ctx *c = arg;
     for (int64_t i = begin; i < end; i++) {
@@ -50,7 +51,7 @@ typedef struct {
     bf16_t *c;
 } vsum_ctx;
 
-static void vsum_body(int64_t begin, int64_t end, void *arg)
+BW_HOT_LOOP static void vsum_body(int64_t begin, int64_t end, void *arg)
 {
     const vsum_ctx *v = arg;
     for (int64_t i = begin; i < end; i++) {

@@ -18,6 +18,7 @@ PACK=${OUT:-$PWD}
 OUT=$(mktemp -d /tmp/gpu-logs.XXXXXX)
 export PATH="$PATH:/usr/local/cuda/bin"
 export PYTHONUNBUFFERED=1
+export CORPUS_ARGS
 STEPS=("$@")
 [ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize profile grade grade_mix grade_alone)
 SUMMARY=()
@@ -63,13 +64,14 @@ fi
 if step corpus; then
     # Each entry builds its own tree; run several at once (the GPU work is small).
     mkdir -p "$OUT/corpus"
-    # CORPUS="a b" limits the run to those entries.
+    # CORPUS="a b" limits the run to those entries; CORPUS_ARGS="--all" runs
+    # every case instead of the students' fail-fast default.
     # Entries marked "alone" (they take the whole GPU, e.g. all its memory)
     # run afterwards, one at a time.
     if [ -n "${CORPUS:-}" ]; then for e in $CORPUS; do echo "tests/corpus/$e/"; done; else ls -d tests/corpus/*/; fi \
       > "$OUT/corpus_entries.txt"
     one_entry='e=$(basename {}); ex=$(python3 -c "import json; print(json.load(open(\"{}expect.json\"))[\"exercise\"])")
-        timeout 300 python3 run.py test $ex --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1'
+        timeout 300 python3 run.py test $ex ${CORPUS_ARGS:-} --submission {} --json "$0/corpus/$e.json" > "$0/corpus/$e.txt" 2>&1'
     while read -r d; do grep -q '"alone": true' "${d}expect.json" || echo "$d"; done < "$OUT/corpus_entries.txt" \
       | xargs -P 4 -I{} sh -c "$one_entry" "$OUT"
     while read -r d; do grep -q '"alone": true' "${d}expect.json" && echo "$d"; done < "$OUT/corpus_entries.txt" \

@@ -37,7 +37,8 @@ FAKE_BWGRADE = textwrap.dedent("""\
     if mode == "test":
         doc = {{"tool": "bwgrade", "mode": "test", "exercise": ex, "seed": 1,
                 "status": plan.get("status", "pass"), "passed": plan.get("passed", 4),
-                "failed": plan.get("total", 4) - plan.get("passed", 4), "skipped": 0,
+                "failed": plan.get("total", 4) - plan.get("passed", 4) - plan.get("not_run", 0),
+                "skipped": plan.get("not_run", 0), "not_run": plan.get("not_run", 0),
                 "total": plan.get("total", 4), "diagnoses": plan.get("diagnoses", []), "cases": []}}
     else:
         doc = {{"tool": "bwgrade", "mode": "bench", "exercise": ex, "label": label,
@@ -169,7 +170,21 @@ class TestCommand(Base):
     def test_one_sanitizer(self):
         rc, _, _ = self.run_cli(["test", "haxpy", "--sanitizer", "racecheck"], self.plan(["haxpy"]))
         self.assertEqual(rc, 0)
-        self.assertEqual(self.calls()[0][4:6], ["--sanitize", "racecheck"])
+        call = self.calls()[0]
+        self.assertEqual(call[call.index("--sanitize"):][:2], ["--sanitize", "racecheck"])
+
+    def test_students_get_fail_fast_unless_all_or_one_case(self):
+        """Catches run.py test dropping the fail-fast default (slow answers to
+        failing kernels), --all not turning it off, or --fail-fast sent with --case."""
+        self.behave(haxpy={"status": "fail", "passed": 30, "total": 869, "not_run": 469, "rc": 1})
+        rc, out, _ = self.run_cli(["test", "haxpy"], self.plan(["haxpy"]))
+        self.assertEqual(rc, 1)
+        self.assertIn("--fail-fast", self.calls()[-1])
+        self.assertIn("haxpy FAIL (30/400 run, 469 not run)", out)
+        self.run_cli(["test", "haxpy", "--all"], self.plan(["haxpy"]))
+        self.assertNotIn("--fail-fast", self.calls()[-1])
+        self.run_cli(["test", "haxpy", "--case", "7"], self.plan(["haxpy"]))
+        self.assertNotIn("--fail-fast", self.calls()[-1])
 
     def test_unknown_exercise(self):
         rc, _, err = self.run_cli(["test", "haxpy", "nope"], self.plan(["haxpy"]))

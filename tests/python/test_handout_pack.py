@@ -51,7 +51,7 @@ class RuleTests(unittest.TestCase):
     def test_allow_and_deny(self):
         inside = ["run.py", "CMakeLists.txt", "README.md", "exercises/haxpy/haxpy.cu",
                   "grader/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
-                  "reference/bf16.c", "handout/haxpy.md", "docs/ARCHITECTURE.md",
+                  "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md",
                   "tests/CMakeLists.txt", "tests/unit/test_cases.c", "tests/python/test_submission.py",
                   "tests/corpus/noop/exercises/haxpy/haxpy.cu"]
         outside = ["solutions/haxpy/haxpy.cu", "grader/instructor/secret_seed",

@@ -18,6 +18,7 @@
 #include "shm.h"
 #include "random_u64.h"
 #include "supervisor.h"
+#include "shm_view.h"
 #include "check_support.h"
 
 #ifndef BW_FAKE_WORKER
@@ -159,11 +160,13 @@ START_TEST(shm_grows_and_keeps_contents)
 {
     bw_shm *s = bw_shm_create();
     ck_assert_ptr_nonnull(s);
-    int fd = bw_shm_fd(s);
-    ck_assert_int_ge(fd, 0);
-    int fdflags = fcntl(fd, F_GETFD);
-    ck_assert_int_ge(fdflags, 0);
-    ck_assert_msg((fdflags & FD_CLOEXEC) == 0, "the shm descriptor must survive exec");
+    const int *fds = bw_shm_fds(s);
+    ck_assert_ptr_nonnull(fds);
+    for (int k = 0; k < BW_SHM_SEGMENTS; k++) {
+        int fdflags = fcntl(fds[k], F_GETFD);
+        ck_assert_int_ge(fdflags, 0);
+        ck_assert_msg((fdflags & FD_CLOEXEC) == 0, "shm segment %d must survive exec", k);
+    }
 
     uint8_t *a = bw_shm_reserve(s, 100);
     ck_assert_ptr_nonnull(a);
@@ -171,16 +174,28 @@ START_TEST(shm_grows_and_keeps_contents)
     ck_assert_ptr_eq(bw_shm_data(s), a);
     for (int i = 0; i < 100; i++)
         a[i] = (uint8_t)(i * 7);
-    size_t big = (size_t)10 << 20;
+    /* Past the first segment: the second file grows, the address stays. */
+    size_t big = (size_t)BW_SHM_SEGMENT_BYTES + ((size_t)10 << 20);
     uint8_t *b = bw_shm_reserve(s, big);
-    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_eq(b, a);
     ck_assert_uint_ge(bw_shm_size(s), big);
     for (int i = 0; i < 100; i++)
         ck_assert_uint_eq(b[i], (uint8_t)(i * 7));
     b[big - 1] = 0xee; /* the whole range is mapped */
     struct stat st;
-    ck_assert_int_eq(fstat(fd, &st), 0);
-    ck_assert_uint_ge((uint64_t)st.st_size, big);
+    ck_assert_int_eq(fstat(fds[0], &st), 0);
+    ck_assert_uint_eq((uint64_t)st.st_size, BW_SHM_SEGMENT_BYTES);
+    ck_assert_int_eq(fstat(fds[1], &st), 0);
+    ck_assert_uint_ge((uint64_t)st.st_size, (uint64_t)10 << 20);
+    ck_assert_int_eq(fstat(fds[2], &st), 0);
+    ck_assert_uint_eq((uint64_t)st.st_size, 0);
+    /* A worker's view of the same segments sees the same bytes. */
+    ck_assert_uint_eq(bw_shm_view_bytes(fds), bw_shm_size(s));
+    uint8_t *view = bw_shm_view_map(fds);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_uint_eq(view[big - 1], 0xee);
+    ck_assert_uint_eq(view[99], (uint8_t)(99 * 7));
+    bw_shm_view_unmap(view);
     size_t before = bw_shm_size(s);
     ck_assert_ptr_eq(bw_shm_reserve(s, 5), b); /* never shrinks */
     ck_assert_uint_eq(bw_shm_size(s), before);
@@ -801,7 +816,7 @@ START_TEST(worker_environment_is_an_allow_list)
     assert_passed(out, "LC_ALL", "C");
     assert_passed(out, "CUDA_BWLAB_LONG", long_value);
     assert_passed(out, BW_ENV_CHANNEL_FD, "3");
-    assert_passed(out, BW_ENV_SHM_FD, "4");
+    assert_passed(out, BW_ENV_SHM_FD, "5");
 
     char prefix[sizeof base + 16];
     snprintf(prefix, sizeof prefix, "%s/bwlab-", base);

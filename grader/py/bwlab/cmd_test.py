@@ -165,6 +165,8 @@ def test_extra_args(args: argparse.Namespace, sanitizer: str | None) -> list[str
         extra += ["--seed", str(args.seed)]
     if args.case is not None:
         extra += ["--case", str(args.case)]
+    elif not getattr(args, "all", False):
+        extra.append("--fail-fast")
     if sanitizer:
         extra += ["--sanitize", sanitizer]
     return extra
@@ -207,8 +209,13 @@ def summary_line(results: dict[str, dict]) -> str:
         status = str(doc.get("status", "error"))
         word = STATUS_WORDS.get(status, status.upper())
         total = doc.get("total")
+        not_run = doc.get("not_run") or 0
         if status in ("pass", "fail", "not_implemented") and isinstance(total, int) and total > 0:
-            parts.append(f"{name} {word} ({doc.get('passed', 0)}/{total})")
+            if isinstance(not_run, int) and not_run > 0:
+                parts.append(f"{name} {word} ({doc.get('passed', 0)}/{total - not_run} run, "
+                             f"{not_run} not run)")
+            else:
+                parts.append(f"{name} {word} ({doc.get('passed', 0)}/{total})")
         else:
             parts.append(f"{name} {word}")
     return f"{console.plural(len(results), 'exercise')}: " + ", ".join(parts)
@@ -230,6 +237,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, metavar="S",
                         help="case seed (default: $BWLAB_SEED, else the public seed)")
     parser.add_argument("--case", type=int, metavar="K", help="run only case K (see bwgrade cases)")
+    parser.add_argument("--all", action="store_true",
+                        help="run every case; by default a failing exercise stops once its "
+                             "diagnosis is clear (after a hang, or after the first group "
+                             "with a failure) and says how many cases it did not run")
     parser.add_argument("--sanitize", action="store_const", const="all",
                         help="run the cases under compute-sanitizer: memcheck, racecheck and initcheck, "
                              "one after the other (slow)")

@@ -1,0 +1,136 @@
+/* See case_run.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "case_data.h"
+#include "case_run.h"
+#include "host_memory.h"
+#include "mono_clock.h"
+#include "parallel_for.h"
+
+/* Context and module loading take a few seconds at most; beyond that the
+ * time goes into copying the images (~4 bytes per element per array), so the
+ * limit grows with n: about 90 s for the 2^31-element case, far above what a
+ * correct kernel needs even on a slow host. A sanitizer slows kernels by
+ * 10-100x and adds its own start-up, hence the larger terms. */
+double bw_case_time_limit(int64_t n, int n_arrays, int sanitized)
+{
+    double work = (double)n * (double)n_arrays;
+    return sanitized ? 60.0 + work * 2e-6 : 5.0 + work * 2e-8;
+}
+
+double bw_case_time_limit_after_hang(int64_t n, int n_arrays, int sanitized)
+{
+    return bw_case_time_limit(n, n_arrays, sanitized) / 5.0;
+}
+
+static void set_detail(bw_case_result *r, char *detail)
+{
+    free(r->detail);
+    r->detail = detail;
+}
+
+/* BWLAB_TIMING=1: where a slow case spends its time, on stderr (for the
+ * kit's developers; students never need it). */
+static void phase(double *mark, double *times, int k)
+{
+    double t = bw_mono_s();
+    times[k] = t - *mark;
+    *mark = t;
+}
+
+/* Same inputs, same layout, once more: different output bits mean the
+ * result depends on timing, i.e. a race. */
+static void rerun_for_race(bw_runner *run, const bw_case_data *d, const uint8_t *images,
+                           const bw_request *req, double limit, bw_case_result *r)
+{
+    uint64_t first_hash = bw_case_data_output_hash(d, images);
+    char *why = NULL;
+    uint8_t *again = bw_case_data_build(d, bw_runner_shm(run), &why);
+    free(why);
+    if (!again)
+        return;
+    bw_reply rep;
+    char *detail = NULL, *output = NULL;
+    if (bw_runner_call(run, req, limit, &rep, &detail, &output) == BW_OUTCOME_PASS)
+        r->nondeterministic = bw_case_data_output_hash(d, again) != first_hash;
+    free(detail);
+    free(output);
+}
+
+/* The sanitizer's findings fail the case and join its detail. */
+static void add_sanitizer_log(bw_runner *run, bw_case_result *r)
+{
+    char *log = bw_runner_take_sanitizer_log(run);
+    if (!log)
+        return;
+    if (r->outcome == BW_OUTCOME_PASS)
+        r->outcome = BW_OUTCOME_FAIL;
+    if (!r->detail) {
+        r->detail = log;
+        return;
+    }
+    char *both = bw_format_alloc("%s\n%s", r->detail, log);
+    if (both) {
+        set_detail(r, both);
+        free(log);
+    } else {
+        set_detail(r, log);
+    }
+}
+
+void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, double limit_s,
+                      bw_case_result *r)
+{
+    const bw_exercise *ex = NULL;
+    bw_case_data d;
+    double t0 = bw_mono_s();
+    double mark = t0, times[4] = {0, 0, 0, 0}, call_ms = 0;
+    bw_case_result_init(r);
+    ex = bw_runner_exercise(run);
+    bw_case_data_init(&d, ex, c, sanitizer != NULL, parallel_default_threads());
+
+    char *short_of = bw_memory_shortfall(ex, &d.layout, 0, bw_runner_device(run),
+                                         bw_runner_shm(run));
+    if (short_of) {
+        r->outcome = BW_OUTCOME_SKIPPED;
+        r->detail = short_of;
+        goto done;
+    }
+    char *why = NULL;
+    uint8_t *images = bw_case_data_build(&d, bw_runner_shm(run), &why);
+    phase(&mark, times, 0);
+    if (!images) {
+        r->outcome = BW_OUTCOME_SKIPPED;
+        r->detail = why;
+        goto done;
+    }
+    bw_request req;
+    bw_case_data_request(&d, BW_REQ_RUN, &req);
+    double limit = limit_s > 0 ? limit_s : bw_case_time_limit(c->n, ex->n_arrays, sanitizer != NULL);
+    bw_reply rep;
+    char *detail = NULL;
+    bw_outcome o = bw_runner_call(run, &req, limit, &rep, &detail, &r->student_output);
+    phase(&mark, times, 1);
+    if (o != BW_OUTCOME_PASS) {
+        r->outcome = o;
+        r->detail = detail;
+    } else {
+        free(detail);
+        call_ms = rep.call_ms;
+        bw_case_data_check(&d, images, r);
+        phase(&mark, times, 2);
+        if (r->outcome == BW_OUTCOME_FAIL)
+            rerun_for_race(run, &d, images, &req, limit, r);
+        phase(&mark, times, 3);
+    }
+    if (sanitizer)
+        add_sanitizer_log(run, r);
+done:
+    r->seconds = bw_mono_s() - t0;
+    if (r->seconds > 0.5 && getenv("BWLAB_TIMING"))
+        fprintf(stderr, "timing: case %d n=%" PRId64 ": %.2f s = images %.2f, worker call %.2f "
+                        "(student call %.3f), checks %.2f, race re-run %.2f\n", c->index, c->n,
+                r->seconds, times[0], times[1], call_ms / 1e3, times[2], times[3]);
+}

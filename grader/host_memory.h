@@ -1,0 +1,16 @@
+/* Whether a case's images fit in host and device memory, before trying. */
+#ifndef BWLAB_HOST_MEMORY_H
+#define BWLAB_HOST_MEMORY_H
+#include <stdint.h>
+#include "exercise.h"
+#include "image.h"
+#include "protocol.h"
+#include "shm.h"
+
+/* NULL when a case with this image layout fits in host and device memory (with
+ * margins), else a malloc'd sentence saying what it needs. extra_device:
+ * device bytes needed besides the images. */
+char *bw_memory_shortfall(const bw_exercise *ex, const bw_image_layout *l,
+                          uint64_t extra_device, const bw_reply *device, bw_shm *shm);
+
+#endif

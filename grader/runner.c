@@ -1,0 +1,260 @@
+/* The runner: the shared memory plus one worker process, restarted when it
+ * dies, and the sanitizer log gathered from it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner.h"
+#include "supervisor.h"
+
+#define OUTPUT_CAP 4096              /* student stdout+stderr kept per call */
+#define STARTUP_TIMEOUT_S 60.0       /* context creation, slower under a sanitizer */
+#define SANITIZER_LOG_CAP 4000       /* bytes of a sanitizer log kept per case */
+
+/* A growable string; out-of-memory leaves it short rather than failing. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} strbuf;
+
+static void sb_add(strbuf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s)
+            return;
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_adds(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+struct bw_runner {
+    const bw_exercise *ex;
+    bw_worker_opts opts;
+    bw_shm *shm;
+    bw_worker *w;
+    bw_reply hello;      /* from the latest worker started */
+    strbuf san_log;      /* sanitizer output gathered since the last take */
+};
+
+static void gather_sanitizer_log(bw_runner *run)
+{
+    if (!run->opts.sanitizer || !run->w)
+        return;
+    char *s = bw_worker_take_sanitizer_log(run->w);
+    if (s) {
+        sb_adds(&run->san_log, s);
+        free(s);
+    }
+}
+
+/* The worker is gone or useless: keep what it logged, then reap it. */
+static void drop_worker(bw_runner *run)
+{
+    if (!run->w)
+        return;
+    gather_sanitizer_log(run);
+    bw_worker_stop(run->w);
+    run->w = NULL;
+}
+
+static int start_worker(bw_runner *run, char **why, int *no_device)
+{
+    bw_reply hello;
+    memset(&hello, 0, sizeof hello);
+    char *wwhy = NULL;
+    bw_worker *w = bw_worker_start(&run->opts, run->shm, &hello, &wwhy);
+    hello.message[BW_TEXT - 1] = '\0';
+    hello.device_name[BW_TEXT - 1] = '\0';
+    int said_no_device = hello.magic == BW_PROTO_MAGIC && hello.status == BW_REP_NO_DEVICE;
+    if (w && hello.status != BW_REP_OK) {
+        bw_worker_stop(w);
+        w = NULL;
+    }
+    if (!w) {
+        if (no_device)
+            *no_device = said_no_device;
+        const char *msg = hello.message[0] ? hello.message : wwhy ? wwhy : "no reason given";
+        if (said_no_device)
+            *why = bw_format_alloc("no CUDA device: %s", msg);
+        else if (wwhy)
+            *why = bw_format_alloc("%s", wwhy);   /* already says what failed */
+        else
+            *why = bw_format_alloc("the worker would not start: %s", msg);
+        free(wwhy);
+        return -1;
+    }
+    free(wwhy);
+    run->hello = hello;
+    run->w = w;
+    return 0;
+}
+
+bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const char *sanitizer,
+                          char **why, int *no_device)
+{
+    *why = NULL;
+    *no_device = 0;
+    bw_runner *run = calloc(1, sizeof *run);
+    if (!run) {
+        *why = bw_format_alloc("out of memory");
+        return NULL;
+    }
+    run->ex = ex;
+    run->opts.worker_path = worker_path;
+    run->opts.sanitizer = sanitizer;
+    run->opts.sanitizer_path = NULL;
+    run->opts.output_cap = OUTPUT_CAP;
+    run->opts.startup_timeout_s = STARTUP_TIMEOUT_S;
+    run->shm = bw_shm_create();
+    if (!run->shm) {
+        *why = bw_format_alloc("could not create shared memory: %s", strerror(errno));
+        free(run);
+        return NULL;
+    }
+    if (start_worker(run, why, no_device) != 0) {
+        bw_shm_destroy(run->shm);
+        free(run);
+        return NULL;
+    }
+    return run;
+}
+
+void bw_runner_close(bw_runner *run)
+{
+    if (!run)
+        return;
+    bw_worker_stop(run->w);
+    bw_shm_destroy(run->shm);
+    free(run->san_log.s);
+    free(run);
+}
+
+const bw_reply *bw_runner_device(const bw_runner *run) { return &run->hello; }
+const bw_exercise *bw_runner_exercise(const bw_runner *run) { return run->ex; }
+bw_shm *bw_runner_shm(bw_runner *run) { return run->shm; }
+
+int bw_runner_restart(bw_runner *run, char **why)
+{
+    *why = NULL;
+    drop_worker(run);
+    return start_worker(run, why, NULL);
+}
+
+long bw_runner_worker_pid(const bw_runner *run) { return run->w ? bw_worker_pid(run->w) : 0; }
+
+bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
+                          char **detail, char **output)
+{
+    *detail = NULL;
+    *output = NULL;
+    memset(rep, 0, sizeof *rep);
+    if (run->w && !bw_worker_alive(run->w))
+        drop_worker(run);
+    if (!run->w) {
+        char *why = NULL;
+        if (start_worker(run, &why, NULL) != 0) {
+            *detail = bw_format_alloc("the worker would not restart: %s", why ? why : "?");
+            free(why);
+            return BW_OUTCOME_CRASH;
+        }
+    }
+    char *why = NULL;
+    bw_call_status st = bw_worker_call(run->w, req, rep, timeout_s, &why);
+    *output = run->w ? bw_worker_take_output(run->w) : NULL;
+    gather_sanitizer_log(run);
+    rep->message[BW_TEXT - 1] = '\0';
+    bw_outcome o = BW_OUTCOME_PASS;
+    switch (st) {
+    case BW_CALL_OK:
+        if (rep->status == BW_REP_OK)
+            break;
+        if (rep->status == BW_REP_CUDA_ERROR) {
+            o = BW_OUTCOME_CUDA_ERROR;
+            *detail = rep->message[0] ? bw_format_alloc("%s", rep->message)
+                                      : bw_format_alloc("CUDA error %d", (int)rep->cuda_error);
+        } else if (rep->status == BW_REP_NO_DEVICE) {
+            o = BW_OUTCOME_SKIPPED;
+            *detail = bw_format_alloc("the worker lost its CUDA device: %s", rep->message);
+        } else {
+            o = BW_OUTCOME_SKIPPED;
+            *detail = bw_format_alloc("grader error: the worker refused the request (%s)",
+                                      rep->message);
+        }
+        /* After an error reply the worker exits; start clean next time. */
+        drop_worker(run);
+        break;
+    case BW_CALL_CRASHED:
+        o = BW_OUTCOME_CRASH;
+        *detail = bw_format_alloc("%s", why ? why : "the worker process died");
+        drop_worker(run);
+        break;
+    case BW_CALL_TIMEOUT:
+        o = BW_OUTCOME_TIMEOUT;
+        *detail = why ? bw_format_alloc("%s", why)
+                      : bw_format_alloc("no answer within %.0f s", timeout_s);
+        drop_worker(run);
+        break;
+    case BW_CALL_PROTOCOL:
+        /* Student code can corrupt the worker's memory or descriptors. */
+        o = BW_OUTCOME_CRASH;
+        *detail = bw_format_alloc("the worker stopped answering properly (%s)",
+                                  why ? why : "garbled reply");
+        drop_worker(run);
+        break;
+    }
+    free(why);
+    return o;
+}
+
+/* Lines of a compute-sanitizer log that say nothing: its banner and the
+ * summaries that count zero problems. */
+static int boring_sanitizer_line(const char *line, size_t len)
+{
+    const char *p = line, *end = line + len;
+    while (p < end && (*p == '=' || *p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    if (p == end)
+        return 1;
+    size_t rest = (size_t)(end - p);
+    if (rest >= 17 && strncmp(p, "COMPUTE-SANITIZER", 17) == 0)
+        return 1;
+    for (const char *q = p; q + 11 <= end; q++)
+        if (strncmp(q, "SUMMARY: 0 ", 11) == 0)
+            return 1;
+    return 0;
+}
+
+char *bw_runner_take_sanitizer_log(bw_runner *run)
+{
+    if (!run->san_log.s)
+        return NULL;
+    strbuf out = {0};
+    const char *p = run->san_log.s, *end = p + run->san_log.len;
+    int cut = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (!boring_sanitizer_line(p, len)) {
+            if (out.len + len + 1 > SANITIZER_LOG_CAP) {
+                cut = 1;
+                break;
+            }
+            sb_add(&out, p, len);
+            sb_adds(&out, "\n");
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    if (cut)
+        sb_adds(&out, "[... sanitizer log cut]\n");
+    free(run->san_log.s);
+    memset(&run->san_log, 0, sizeof run->san_log);
+    return out.s;   /* NULL when every line was boring */
+}

@@ -1,0 +1,43 @@
+/* A runner: the shared memory of the images plus the worker process that
+ * runs student code, restarted when it dies. Used by bwgrade test, bench
+ * and once. */
+#ifndef BWLAB_RUNNER_H
+#define BWLAB_RUNNER_H
+#include "case_result.h"
+#include "exercise.h"
+#include "format_alloc.h"
+#include "protocol.h"
+#include "shm.h"
+
+typedef struct bw_runner bw_runner;
+
+/* Creates the shared memory and starts a worker (under sanitizer if not
+ * NULL). On failure returns NULL, sets *no_device when the worker said there
+ * is no usable CUDA device, and puts a malloc'd message in *why. */
+bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const char *sanitizer,
+                          char **why, int *no_device);
+void bw_runner_close(bw_runner *run);
+/* The HELLO reply of the latest worker started. */
+const bw_reply *bw_runner_device(const bw_runner *run);
+bw_shm *bw_runner_shm(bw_runner *run);
+const bw_exercise *bw_runner_exercise(const bw_runner *run);
+/* Replaces the worker with a fresh process, so that the next call is the
+ * first its student code sees (nothing it settled on an earlier call, such as
+ * a library's tile size, carries over). 0, or -1 with a malloc'd *why. */
+int bw_runner_restart(bw_runner *run, char **why);
+/* The process id of the current worker; 0 when none is running. */
+long bw_runner_worker_pid(const bw_runner *run);
+
+/* Sends req (starting a fresh worker first if the last one is gone) and
+ * waits up to timeout_s. Returns BW_OUTCOME_PASS when the worker replied OK
+ * (*rep filled); CRASH, TIMEOUT or CUDA_ERROR when the student's code is to
+ * blame; SKIPPED for trouble on the grader's side. *detail (malloc'd or NULL)
+ * says what happened; *output gets the captured student output or NULL. */
+bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
+                          char **detail, char **output);
+
+/* compute-sanitizer's findings since the last take, with its banner and
+ * zero-error summaries removed; NULL when there is nothing else. */
+char *bw_runner_take_sanitizer_log(bw_runner *run);
+
+#endif

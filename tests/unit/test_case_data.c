@@ -1,0 +1,237 @@
+/* The images of a case and their check (case_data.c): the check
+ * regenerates inputs and expected values block by block, so these tests put
+ * a "kernel" result computed the plain way (whole arrays, bw_inputs_fill and
+ * the reference) into the images and ask the check to judge it. Sizes cross
+ * the check's block (2048) and part boundaries, and run on 1 and 4 threads. */
+#include <stdlib.h>
+#include <string.h>
+#include "case_data.h"
+#include "check_support.h"
+#include "inputs.h"
+#include "validate.h"
+
+static const int64_t sizes[] = {1, 37, 2048, 2049, 4097, 70001, 300007};
+
+static bw_case make_case(const bw_exercise *ex, int64_t n, int offset, bw_value_class v)
+{
+    bw_case c;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    c.offset_elems = offset;
+    c.values = v;
+    c.alpha = ex->uses_alpha ? -1.6875f : 0.0f;
+    c.alpha_kind = "test";
+    c.group = BW_GROUP_MEDIUM;
+    c.data_seed = 0xC0FFEEu + (uint64_t)n;
+    return c;
+}
+
+typedef struct {
+    bw_shm *shm;
+    uint8_t *images;
+    bw_case_data d;
+} built;
+
+static built build(const bw_exercise *ex, const bw_case *c, int threads)
+{
+    built b;
+    b.shm = bw_shm_create();
+    ck_assert_ptr_nonnull(b.shm);
+    bw_case_data_init(&b.d, ex, c, 0, threads);
+    char *why = NULL;
+    b.images = bw_case_data_build(&b.d, b.shm, &why);
+    ck_assert_msg(b.images != NULL, "build: %s", why ? why : "?");
+    return b;
+}
+
+static bf16_t *data(built *b, int k)
+{
+    return bw_image_data(b->images + (uint64_t)k * b->d.layout.total_bytes, &b->d.layout);
+}
+
+/* What a correct kernel leaves in the output: the reference over whole
+ * arrays, computed apart from the check's block-by-block path. */
+static void write_correct_output(built *b)
+{
+    const bw_exercise *ex = b->d.ex;
+    int64_t n = b->d.c.n;
+    bf16_t *arr[BW_MAX_ARRAYS] = {0};
+    for (int k = 0; k < ex->n_arrays; k++) {
+        arr[k] = malloc((size_t)n * sizeof(bf16_t));
+        ck_assert_ptr_nonnull(arr[k]);
+    }
+    bw_inputs_fill(ex, &b->d.c, arr, 3);
+    /* The images must hold exactly these inputs. */
+    for (int k = 0; k < ex->n_arrays; k++)
+        if (bw_exercise_is_input(ex, k))
+            ck_assert_int_eq(memcmp(arr[k], data(b, k), (size_t)n * sizeof(bf16_t)), 0);
+    ex->reference(n, b->d.c.alpha, arr, 1);
+    memcpy(data(b, ex->n_arrays - 1), arr[ex->n_arrays - 1], (size_t)n * sizeof(bf16_t));
+    for (int k = 0; k < ex->n_arrays; k++)
+        free(arr[k]);
+}
+
+static bw_case_result check(built *b)
+{
+    bw_case_result r;
+    bw_case_result_init(&r);
+    bw_case_data_check(&b->d, b->images, &r);
+    return r;
+}
+
+static void done(built *b)
+{
+    bw_shm_destroy(b->shm);
+}
+
+/* Every exercise, every size, special values too: a correct output passes
+ * on 1 and on 4 threads. Catches regenerating the wrong element range, a
+ * block's reference run on the wrong inputs, a tail block dropped. */
+START_TEST(correct_output_passes)
+{
+    for (int e = 0; e < bw_exercise_count(); e++) {
+        const bw_exercise *ex = bw_exercise_at(e);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int v = 0; v < 3; v++)
+                for (int threads = 1; threads <= 4; threads += 3) {
+                    bw_case c = make_case(ex, sizes[s], (int)(s % 16), (bw_value_class)v);
+                    built b = build(ex, &c, threads);
+                    write_correct_output(&b);
+                    bw_case_result r = check(&b);
+                    ck_assert_msg(r.outcome == BW_OUTCOME_PASS,
+                                  "%s n=%lld values %d threads %d: %lld mismatches, first at %lld, "
+                                  "input %d changed, guard %lld",
+                                  ex->name, (long long)c.n, v, threads,
+                                  (long long)r.out.mismatches, (long long)r.out.first_bad,
+                                  r.input_array, (long long)r.guard_bad_bytes);
+                    ck_assert_int_eq(r.nothing_written, 0);
+                    done(&b);
+                }
+    }
+}
+END_TEST
+
+/* Wrong elements are found at their indices, in index order, the same on
+ * any thread count. Catches partial results merged out of order and
+ * indices reported relative to a block. */
+START_TEST(wrong_elements_are_found_where_they_are)
+{
+    const bw_exercise *ex = bw_exercise_find("haxpy");
+    const int64_t n = 300007;
+    const int64_t bad[] = {0, 2047, 2048, 150001, n - 1};
+    bw_compare_result seen[2];
+    for (int t = 0; t < 2; t++) {
+        bw_case c = make_case(ex, n, 3, BW_VALUES_RANDOM);
+        built b = build(ex, &c, t == 0 ? 1 : 4);
+        write_correct_output(&b);
+        bf16_t *y = data(&b, 1);
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+            y[bad[k]] ^= 0x0100;   /* an exponent bit: far outside any tolerance */
+        bw_case_result r = check(&b);
+        ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
+        ck_assert_int_eq(r.out.mismatches, 5);
+        ck_assert_int_eq(r.out.first_bad, 0);
+        ck_assert_int_eq(r.out.last_bad, n - 1);
+        ck_assert_int_eq(r.out.n_reported, 5);
+        for (int k = 0; k < 5; k++)
+            ck_assert_int_eq(r.out.reported[k].index, bad[k]);
+        ck_assert_int_eq(r.input_array, -1);
+        seen[t] = r.out;
+        done(&b);
+    }
+    for (int k = 0; k < 5; k++) {
+        const bw_mismatch *a = &seen[0].reported[k], *m = &seen[1].reported[k];
+        ck_assert(a->index == m->index && a->expected == m->expected && a->got == m->got &&
+                  a->ulps == m->ulps);
+    }
+}
+END_TEST
+
+/* An input written by the call: which array, how many, the first. Catches
+ * an input array left out of the comparison. */
+START_TEST(a_changed_input_is_reported)
+{
+    const bw_exercise *ex = bw_exercise_find("vector_sum");
+    bw_case c = make_case(ex, 70001, 7, BW_VALUES_RANDOM);
+    built b = build(ex, &c, 4);
+    write_correct_output(&b);
+    data(&b, 1)[4096] ^= 1;
+    data(&b, 1)[70000] ^= 1;
+    bw_case_result r = check(&b);
+    ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
+    ck_assert_int_eq(r.input_array, 1);
+    ck_assert_int_eq(r.input_changed, 2);
+    ck_assert_int_eq(r.input_first, 4096);
+    ck_assert_int_eq(r.out.mismatches, 0);
+    done(&b);
+}
+END_TEST
+
+/* A byte written past the end lands in the guard. */
+START_TEST(a_write_past_the_end_hits_the_guard)
+{
+    const bw_exercise *ex = bw_exercise_find("haxpy");
+    bw_case c = make_case(ex, 4097, 1, BW_VALUES_RANDOM);
+    built b = build(ex, &c, 1);
+    write_correct_output(&b);
+    data(&b, 1)[4097] = 0;
+    bw_case_result r = check(&b);
+    ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
+    ck_assert_int_eq(r.guard_array, 1);
+    ck_assert_int_eq(r.guard_first, 2 * 4097);
+    done(&b);
+}
+END_TEST
+
+/* Images as built, no call at all: "nothing written" for an in-place
+ * exercise (output still holds its input) and for one whose output starts
+ * as poison. Catches the in-place test comparing with the wrong array. */
+START_TEST(untouched_images_mean_nothing_written)
+{
+    for (int e = 0; e < bw_exercise_count(); e++) {
+        const bw_exercise *ex = bw_exercise_at(e);
+        bw_case c = make_case(ex, 70001, 0, BW_VALUES_RANDOM);
+        built b = build(ex, &c, 4);
+        bw_case_result r = check(&b);
+        ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
+        ck_assert_msg(r.nothing_written, "%s", ex->name);
+        if (!ex->in_place)
+            ck_assert_int_eq(r.out.unwritten, 70001);
+        done(&b);
+    }
+}
+END_TEST
+
+/* The race re-run's hash sees one flipped bit and nothing else. */
+START_TEST(output_hash_tells_outputs_apart)
+{
+    const bw_exercise *ex = bw_exercise_find("haxpy");
+    bw_case c = make_case(ex, 300007, 5, BW_VALUES_RANDOM);
+    built b = build(ex, &c, 4);
+    write_correct_output(&b);
+    uint64_t h = bw_case_data_output_hash(&b.d, b.images);
+    ck_assert(h == bw_case_data_output_hash(&b.d, b.images));
+    data(&b, 0)[12] ^= 1;   /* an input: not part of the output's hash */
+    ck_assert(h == bw_case_data_output_hash(&b.d, b.images));
+    data(&b, 1)[299999] ^= 1;
+    ck_assert(h != bw_case_data_output_hash(&b.d, b.images));
+    done(&b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("case_data");
+    TCase *t = tcase_create("core");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, correct_output_passes);
+    tcase_add_test(t, wrong_elements_are_found_where_they_are);
+    tcase_add_test(t, a_changed_input_is_reported);
+    tcase_add_test(t, a_write_past_the_end_hits_the_guard);
+    tcase_add_test(t, untouched_images_mean_nothing_written);
+    tcase_add_test(t, output_hash_tells_outputs_apart);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) { return bw_run_suite(suite()); }
