@@ -82,6 +82,7 @@ struct bw_worker {
     size_t output_cap;
     int alive;            /* the process runs and the channel is usable */
     int reaped;
+    int quit_sent;        /* bw_worker_quit_soon asked it to exit */
     int status;           /* wait status once reaped */
     double grace_s;
 };
@@ -983,19 +984,28 @@ long bw_worker_pid(const bw_worker *w)
     return w != NULL ? (long)w->pid : 0;
 }
 
+static int send_quit(bw_worker *w)
+{
+    bw_request q;
+    memset(&q, 0, sizeof q);
+    q.magic = BW_PROTO_MAGIC;
+    q.kind = BW_REQ_QUIT;
+    return send(w->chan, &q, sizeof q, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof q;
+}
+
+void bw_worker_quit_soon(bw_worker *w)
+{
+    if (w != NULL && !w->reaped && w->alive && w->chan >= 0 && !w->quit_sent)
+        w->quit_sent = send_quit(w);
+}
+
 void bw_worker_stop(bw_worker *w)
 {
     if (w == NULL)
         return;
     if (!w->reaped) {
-        if (w->alive && w->chan >= 0) {
-            bw_request q;
-            memset(&q, 0, sizeof q);
-            q.magic = BW_PROTO_MAGIC;
-            q.kind = BW_REQ_QUIT;
-            if (send(w->chan, &q, sizeof q, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof q)
-                (void)wait_exit(w, w->grace_s);
-        }
+        if (w->alive && w->chan >= 0 && (w->quit_sent || send_quit(w)))
+            (void)wait_exit(w, w->grace_s);
         (void)kill_and_reap(w);
     }
     close_fd(&w->chan);

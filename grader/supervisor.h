@@ -47,5 +47,9 @@ int bw_worker_alive(const bw_worker *w);
 long bw_worker_pid(const bw_worker *w);
 /* Polite QUIT, then SIGKILL to the group; reaps; frees w. Safe on NULL. */
 void bw_worker_stop(bw_worker *w);
+/* Asks the worker to exit and returns at once: its exit (the CUDA context's
+ * teardown) then overlaps whatever the caller does before bw_worker_stop,
+ * which waits for it. */
+void bw_worker_quit_soon(bw_worker *w);
 
 #endif

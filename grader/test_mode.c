@@ -227,6 +227,20 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
     }
     free(order);
     free(stop);
+    if (getenv("BWLAB_TIMING")) {   /* for the kit's developers: where a run's time goes */
+        for (int g = 0; g < BW_N_GROUPS; g++) {
+            int cases = 0;
+            double secs = 0;
+            for (int i = 0; i < st->count; i++)
+                if ((int)st->cases[i].group == g && !st->results[i].not_run) {
+                    cases++;
+                    secs += st->results[i].seconds;
+                }
+            if (cases)
+                fprintf(stderr, "timing: %s: %d cases, %.2f s\n",
+                        bw_case_group_name((bw_case_group)g), cases, secs);
+        }
+    }
     progress(show, sanitizer, st->count, st->count, &last_progress);
 
     int nd = bw_diagnose(o->ex, st->cases, st->results, st->count, &st->diags);
@@ -314,7 +328,9 @@ int bw_test_main(const bw_test_opts *o)
     for (int s = 0; s < n_sections && !error; s++) {
         const char *tool = n_tools ? tools[s] : NULL;
         int no_device = 0;
+        double t_open = bw_mono_s();
         bw_runner *run = bw_runner_open(o->ex, o->worker_path, tool, &error, &no_device);
+        double t_cases = bw_mono_s();
         if (!run) {
             if (!error)
                 error = bw_format_alloc("the worker would not start");
@@ -328,7 +344,12 @@ int bw_test_main(const bw_test_opts *o)
             error = bw_format_alloc("out of memory");
         else
             done++;
+        double t_close = bw_mono_s();
         bw_runner_close(run);
+        if (getenv("BWLAB_TIMING"))
+            fprintf(stderr, "timing: worker start %.2f s, cases %.2f s, worker stop and memory "
+                            "release %.2f s\n", t_cases - t_open, t_close - t_cases,
+                    bw_mono_s() - t_close);
     }
 
     bw_test_report rep;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "device_arrays.h"
+#include "staged_copy.h"
 
 cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes)
 {
@@ -27,8 +28,8 @@ cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes)
 cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images)
 {
     for (int k = 0; k < a->count; k++) {
-        cudaError_t e = cudaMemcpy(a->dev[k], images + (size_t)k * a->image_bytes,
-                                   a->image_bytes, cudaMemcpyHostToDevice);
+        cudaError_t e = bw_copy_to_device(a->dev[k], images + (size_t)k * a->image_bytes,
+                                          a->image_bytes);
         if (e != cudaSuccess)
             return e;
     }
@@ -38,8 +39,8 @@ cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images)
 cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images)
 {
     for (int k = 0; k < a->count; k++) {
-        cudaError_t e = cudaMemcpy(images + (size_t)k * a->image_bytes, a->dev[k],
-                                   a->image_bytes, cudaMemcpyDeviceToHost);
+        cudaError_t e = bw_copy_to_host(images + (size_t)k * a->image_bytes, a->dev[k],
+                                        a->image_bytes);
         if (e != cudaSuccess)
             return e;
     }

@@ -32,8 +32,6 @@
 static int g_chan = -1;
 static int g_shm[BW_SHM_SEGMENTS];  /* the segments' descriptors */
 static uint8_t *g_map = NULL;       /* the segments, back to back (shm_view.h) */
-static size_t g_map_bytes = 0;      /* bytes usable, and page-locked when g_registered */
-static int g_registered = 0;        /* [g_map, g_map + g_map_bytes) is registered with CUDA */
 static int g_device_ready = 0;
 
 /* ------------------------------------------------------------ plumbing */
@@ -78,29 +76,17 @@ static void bad_request(bw_reply *r, const char *what)
     snprintf(r->message, sizeof r->message, "%s", what);
 }
 
-static void unregister_shm(void)
-{
-    if (g_registered) {
-        (void)cudaHostUnregister(g_map);
-        (void)cudaGetLastError();
-        g_registered = 0;
-    }
-}
-
 static void unmap_shm(void)
 {
     if (g_map == NULL)
         return;
-    unregister_shm();
     bw_shm_view_unmap(g_map);
     g_map = NULL;
-    g_map_bytes = 0;
 }
 
-/* The shared memory, mapped once (its address never changes; the grader
- * only grows the segments) and page-locked where the driver allows: copies
- * from page-locked memory ran at 55 GB/s on the H100 host, pageable ones at
- * 6 (up) and 13 (down). Registered again when the grader grew it. */
+/* The shared memory, mapped once: its address never changes, the grader
+ * only grows the segments. Not page-locked: large copies are staged
+ * instead (staged_copy.h says why). */
 static uint8_t *map_shm(uint64_t need, bw_reply *r)
 {
     uint64_t size = bw_shm_view_bytes(g_shm);
@@ -120,14 +106,6 @@ static uint8_t *map_shm(uint64_t need, bw_reply *r)
             return NULL;
         }
     }
-    if (g_map_bytes == (size_t)size)
-        return g_map;
-    unregister_shm();
-    g_map_bytes = (size_t)size;
-    if (cudaHostRegister(g_map, g_map_bytes, cudaHostRegisterDefault) == cudaSuccess)
-        g_registered = 1;
-    else
-        (void)cudaGetLastError(); /* pageable copies work too, only slower */
     return g_map;
 }
 
