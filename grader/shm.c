@@ -146,8 +146,9 @@ static void truncate_segments(int64_t begin, int64_t end, void *p)
 {
     const bw_shm *s = p;
     for (int64_t k = begin; k < end; k++)
-        if (s->fds[k] >= 0)
-            (void)ftruncate(s->fds[k], 0);
+        if (s->fds[k] >= 0 && ftruncate(s->fds[k], 0) != 0) {
+            /* Nothing to do: the pages go when the descriptor is closed. */
+        }
 }
 
 void bw_shm_destroy(bw_shm *s)
