@@ -33,7 +33,10 @@ cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images)
         if (e != cudaSuccess)
             return e;
     }
-    return cudaSuccess;
+    /* A copy from pageable memory may return before its data lands, and a
+     * student's non-blocking stream does not wait for the default one:
+     * without this, corpus entry other_stream read half-copied inputs. */
+    return cudaDeviceSynchronize();
 }
 
 cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images)

@@ -18,7 +18,8 @@ typedef struct {
 /* Allocates count images of image_bytes each. On failure nothing stays
  * allocated and the (non-sticky) error is cleared from the runtime's state. */
 cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes);
-/* Copies image k from images + k * image_bytes to the device (synchronous). */
+/* Copies image k from images + k * image_bytes to the device; the data is
+ * on the device, for every stream, when it returns. */
 cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images);
 /* Copies every image back to images + k * image_bytes (synchronous). */
 cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images);

@@ -420,11 +420,29 @@ def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]
     _say_state(w)
 
 
+def _object_is_current(obj: Path, bdir: Path, exercise: str, since: float) -> bool:
+    """Whether obj was compiled from the student's file as it is now: made by
+    this build, or newer than the file (make kept it, so a second run of a
+    submission that does not link is still vetted). An older object is from
+    an earlier version of the file and says nothing about this one."""
+    made = obj.stat().st_mtime
+    if made >= since - 1.0:
+        return True
+    cache = cache_values(bdir)
+    student = cache.get("BW_STUDENT_DIR") or str(Path(cache.get("CMAKE_HOME_DIRECTORY", ".")) /
+                                                   "exercises")
+    src = Path(student) / exercise / f"{exercise}.cu"
+    try:
+        return made >= src.stat().st_mtime
+    except OSError:
+        return False
+
+
 def _object_refused(w: Worker, bdir: Path, since: float) -> bool:
     """After a failed link: vet the student's object if this build made it
     (one left from an earlier build says nothing about this file)."""
     obj = vet.find_object(bdir, w.target, w.exercise)
-    if obj is None or obj.stat().st_mtime < since - 1.0:
+    if obj is None or not _object_is_current(obj, bdir, w.exercise, since):
         return False
     try:
         refusal = vet.vet_object(obj, source=f"exercises/{w.exercise}/{w.exercise}.cu")
