@@ -21,6 +21,9 @@ expect.json keys:
                                   grade_mix grades these together)
   alone                           run by itself: it disturbs others on the GPU
   about                           what the entry does, for the table
+  fail_fast                       keys that replace the ones above when the run
+                                  stopped early (run.py test's default): e.g. a
+                                  kernel that hangs at once never shows "pass"
 
 Prints one line per entry (OK or BAD, with what was expected and what came),
 then a table of every entry's verdict, and a closing count; exits 1 if any
@@ -38,8 +41,17 @@ def _details(r: dict) -> str:
     return "\n".join(parts)
 
 
+def expected_for(exp: dict, r: dict) -> dict:
+    """The expectations for this run: fail_fast's replace the others when
+    the run stopped early (cases not run)."""
+    if r.get("not_run") and isinstance(exp.get("fail_fast"), dict):
+        return {**exp, **exp["fail_fast"]}
+    return exp
+
+
 def check_test(exp: dict, r: dict) -> list[str]:
     """What differs between the test verdict expected and got (empty: none)."""
+    exp = expected_for(exp, r)
     bad = []
     if r.get("status") != exp["status"]:
         bad.append(f"status {r.get('status')} (want {exp['status']})")

@@ -37,6 +37,25 @@ class CheckCorpusTests(unittest.TestCase):
                 (d / f"{name}.bench.json").write_text(json.dumps(doc))
             return check_corpus.verdict(entry, d, bench)[0]
 
+    def test_a_stopped_run_is_held_to_the_fail_fast_expectations_only(self):
+        """hangs: a full run must show passing cases too; a run that stopped at
+        the first hang (fail-fast) cannot, and is judged by "fail_fast"."""
+        def line(result):
+            entry = ROOT / "tests" / "corpus" / "hangs"
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "hangs.json").write_text(
+                    json.dumps({"exercises": {"vector_sum": result}}))
+                return check_corpus.verdict(entry, Path(tmp), False)[:2]
+        full = test_result("fail", outcomes=("timeout", "skipped"), diagnoses=("timeout",))
+        ok, text = line(full)
+        self.assertFalse(ok)
+        self.assertIn("lack ['pass']", text)
+        self.assertTrue(line(dict(full, not_run=776))[0])
+        ok, text = line(dict(test_result("fail", outcomes=("crash",), diagnoses=("timeout",)),
+                             not_run=5))
+        self.assertFalse(ok)
+        self.assertIn("lack ['timeout']", text)
+
     def test_bench_verdict_is_checked(self):
         # Catches a checker that looks only at the test status of a cheat
         # that passes every test case.
