@@ -83,12 +83,11 @@ static void add_sanitizer_log(bw_runner *run, bw_case_result *r)
 void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, double limit_s,
                       bw_case_result *r)
 {
-    const bw_exercise *ex = NULL;
+    const bw_exercise *ex = bw_runner_exercise(run);
     bw_case_data d;
     double t0 = bw_mono_s();
     double mark = t0, times[4] = {0, 0, 0, 0}, call_ms = 0;
     bw_case_result_init(r);
-    ex = bw_runner_exercise(run);
     bw_case_data_init(&d, ex, c, sanitizer != NULL, parallel_default_threads());
 
     char *short_of = bw_memory_shortfall(ex, &d.layout, 0, bw_runner_device(run),

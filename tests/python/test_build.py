@@ -325,5 +325,51 @@ class EnsureCheck(unittest.TestCase):
         self.assertEqual(calls, [])
 
 
+class ObjectIsCurrent(unittest.TestCase):
+    """Which compiled object of a worker that did not link gets vetted (for a
+    refusal instead of a bare link error). Catches the rule going back to
+    "made by this build only" (a second run of a cuBLAS submission showed the
+    linker's message, not the refusal), or to "any object at all" (an old
+    object vetted for a file that changed since)."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        base = Path(self._tmp.name)
+        self.bdir = base / "build"
+        self.bdir.mkdir()
+        (self.bdir / "CMakeCache.txt").write_text(f"CMAKE_HOME_DIRECTORY:INTERNAL={base}\n")
+        self.src = base / "exercises" / "haxpy" / "haxpy.cu"
+        self.src.parent.mkdir(parents=True)
+        self.src.write_text("// student\n")
+        self.obj = self.bdir / "haxpy.cu.o"
+        self.obj.write_bytes(b"\x7fELF")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def current(self, obj_t, src_t, since):
+        os.utime(self.obj, (obj_t, obj_t))
+        os.utime(self.src, (src_t, src_t))
+        return build._object_is_current(self.obj, self.bdir, "haxpy", since)
+
+    def test_made_by_this_build(self):
+        self.assertTrue(self.current(2000, 2100, since=2000))
+
+    def test_kept_by_make_because_newer_than_the_file(self):
+        self.assertTrue(self.current(1000, 900, since=2000))
+
+    def test_older_than_the_file_says_nothing_about_it(self):
+        self.assertFalse(self.current(1000, 1500, since=2000))
+
+    def test_a_submission_tree_looks_at_the_students_copy(self):
+        student = Path(self._tmp.name) / "student"
+        (student / "haxpy").mkdir(parents=True)
+        (student / "haxpy" / "haxpy.cu").write_text("// theirs\n")
+        os.utime(student / "haxpy" / "haxpy.cu", (1500, 1500))
+        with open(self.bdir / "CMakeCache.txt", "a") as f:
+            f.write(f"BW_STUDENT_DIR:PATH={student}\n")
+        self.assertFalse(self.current(1000, 900, since=2000))   # the kit's file is older, theirs newer
+
+
 if __name__ == "__main__":
     unittest.main()
