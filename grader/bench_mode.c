@@ -468,7 +468,8 @@ int bw_bench_main(const bw_bench_opts *o)
     for (int i = 0; i < n_rows; i++) {
         bw_image_layout l = bw_image_layout_for(rows[i].n, rows[i].offset, 0);
         uint64_t extra = (uint64_t)ex->n_arrays * l.data_bytes + 2 * (uint64_t)device.l2_bytes;
-        char *short_of = bw_memory_shortfall(ex, &l, extra, &device, bw_runner_shm(run));
+        char *short_of = bw_memory_shortfall(ex, &l, (uint64_t)ex->n_arrays * l.total_bytes, extra,
+                                             &device, bw_runner_shm(run));
         if (short_of) {
             rows[i].status = "skipped";
             rows[i].detail = short_of;

@@ -1,21 +1,29 @@
-/* See case_data.h. Both passes over the images run in parallel: the build
- * by element ranges (which also spreads the first touch of fresh shared
- * memory over the cores), the check by fixed parts merged in index order,
- * so that what it reports does not depend on the thread count. */
+/* See case_data.h. A span is the same byte range [begin, end) of every
+ * array's image, holding elements [e0, e1): a RUN chunk, or for BENCH the
+ * whole image. Both passes over a span run in parallel: the build by
+ * element ranges (which also spreads the first touch of fresh memory over
+ * the cores), the check by fixed parts merged in index order, so that what
+ * it reports depends on neither the thread count nor the chunking. */
 #include <stdlib.h>
 #include <string.h>
 #include "case_data.h"
+#include "format_alloc.h"
 #include "image_hash.h"
 #include "inputs.h"
-#include "format_alloc.h"
-#include "report_text.h"
 #include "parallel_for.h"
-#include "validate.h"
+#include "report_text.h"
+#include "stream_plan.h"
 
 #define CHECK_BLOCK 2048                  /* elements regenerated at a time, per array */
 #define MAX_PARTS 4096                    /* bounds the partial results to ~2 MB */
 #define MIN_THREAD_ELEMS ((int64_t)1 << 16) /* less is not worth a thread */
 #define RACE_HASH_KEY UINT64_C(0x7261636568617368)
+
+typedef struct {
+    uint64_t begin, end;
+    int64_t e0, e1;
+    uint8_t *at[BW_MAX_ARRAYS];           /* image byte `begin` of each array */
+} span;
 
 void bw_case_data_init(bw_case_data *d, const bw_exercise *ex, const bw_case *c, int sanitize,
                        int threads)
@@ -27,22 +35,24 @@ void bw_case_data_init(bw_case_data *d, const bw_exercise *ex, const bw_case *c,
     d->threads = threads;
 }
 
+/* Element e0 of array k in the span. */
+static bf16_t *span_data(const bw_case_data *d, const span *s, int k)
+{
+    return (bf16_t *)(void *)(s->at[k] + (d->layout.front_bytes + 2u * (uint64_t)s->e0 - s->begin));
+}
+
 static void fill_poison(bf16_t *a, int64_t len)
 {
     for (int64_t i = 0; i < len; i++)
         a[i] = BW_POISON;
 }
 
-static bf16_t *array_data(const bw_case_data *d, const uint8_t *images, int k)
-{
-    return bw_image_data((uint8_t *)images + (uint64_t)k * d->layout.total_bytes, &d->layout);
-}
-
 /* ---- build ---------------------------------------------------------------- */
 
 typedef struct {
     const bw_case_data *d;
-    bf16_t *data[BW_MAX_ARRAYS];
+    int64_t e0;
+    bf16_t *data[BW_MAX_ARRAYS];          /* element e0 */
 } build_job;
 
 static void build_body(int64_t begin, int64_t end, void *p)
@@ -52,7 +62,7 @@ static void build_body(int64_t begin, int64_t end, void *p)
     bf16_t *at[BW_MAX_ARRAYS];
     for (int k = 0; k < ex->n_arrays; k++)
         at[k] = j->data[k] + begin;
-    bw_inputs_fill_range(ex, &j->d->c, at, begin, end);
+    bw_inputs_fill_range(ex, &j->d->c, at, j->e0 + begin, j->e0 + end);
     /* An output that is not read starts as BW_POISON, so elements the
      * kernel never wrote stand out. */
     for (int k = 0; k < ex->n_arrays; k++)
@@ -60,26 +70,17 @@ static void build_body(int64_t begin, int64_t end, void *p)
             fill_poison(at[k], end - begin);
 }
 
-uint8_t *bw_case_data_build(const bw_case_data *d, bw_shm *shm, char **why)
+static void fill_span(const bw_case_data *d, const span *s)
 {
-    const bw_exercise *ex = d->ex;
-    uint64_t total = (uint64_t)ex->n_arrays * d->layout.total_bytes;
-    uint8_t *base = bw_shm_reserve(shm, (size_t)total);
-    if (!base) {
-        char size[BW_SIZE_TEXT];
-        bw_format_bytes(total, size);
-        *why = bw_format_alloc("could not reserve %s of shared memory", size);
-        return NULL;
-    }
     build_job j;
     memset(&j, 0, sizeof j);
     j.d = d;
-    for (int k = 0; k < ex->n_arrays; k++) {
-        bw_image_fill_guards(base + (uint64_t)k * d->layout.total_bytes, &d->layout);
-        j.data[k] = array_data(d, base, k);
+    j.e0 = s->e0;
+    for (int k = 0; k < d->ex->n_arrays; k++) {
+        bw_image_fill_guards_in(s->at[k], &d->layout, s->begin, s->end);
+        j.data[k] = span_data(d, s, k);
     }
-    parallel_for(d->c.n, d->threads, MIN_THREAD_ELEMS, build_body, &j);
-    return base;
+    parallel_for(s->e1 - s->e0, d->threads, MIN_THREAD_ELEMS, build_body, &j);
 }
 
 void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *req)
@@ -95,20 +96,26 @@ void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *r
     req->back_bytes = d->layout.back_bytes;
     req->image_bytes = d->layout.total_bytes;
     req->shm_bytes = (uint64_t)d->ex->n_arrays * d->layout.total_bytes;
+    /* A slot holds 64 MiB, the guards a few hundred bytes: never fails. */
+    if (kind == BW_REQ_RUN)
+        (void)bw_stream_plan(req, BW_RING_SLOTS, BW_SLOT_BYTES);
 }
 
 /* ---- check ---------------------------------------------------------------- */
 
 typedef struct {
     bw_compare_result out;
-    int64_t changed[BW_MAX_ARRAYS];   /* input elements the call changed */
-    int64_t first[BW_MAX_ARRAYS];     /* ... the first of them, -1 if none */
-    int64_t output_moved;             /* in place: output elements unlike the input */
+    int64_t changed[BW_MAX_ARRAYS];
+    int64_t first[BW_MAX_ARRAYS];
+    int64_t output_moved;
+    uint64_t hash;
 } check_part;
 
 typedef struct {
     const bw_case_data *d;
-    const bf16_t *data[BW_MAX_ARRAYS];
+    int hash_only;
+    int64_t e0, e1;
+    const bf16_t *data[BW_MAX_ARRAYS];    /* element e0 */
     int64_t part_len;
     check_part *parts;
 } check_job;
@@ -121,6 +128,7 @@ static void part_init(check_part *p)
         p->first[k] = -1;
     }
     p->output_moved = 0;
+    p->hash = 0;
 }
 
 /* Elements [begin, end): regenerate each block's inputs, compare the input
@@ -144,13 +152,18 @@ static void check_range(const check_job *j, int64_t begin, int64_t end, check_pa
     ref[last] = expected;
     for (int64_t b = begin; b < end; b += CHECK_BLOCK) {
         int64_t len = end - b < CHECK_BLOCK ? end - b : CHECK_BLOCK;
+        const bf16_t *out = j->data[last] + (b - j->e0);
+        p->hash += bw_elems_hash((const uint8_t *)out, 0, b, len, RACE_HASH_KEY);
+        if (j->hash_only)
+            continue;
         bw_inputs_fill_range(ex, c, regen, b, b + len);
         /* Inputs other than the output must come back bit for bit. */
         for (int k = 0; k < last; k++) {
             if (!bw_exercise_is_input(ex, k))
                 continue;
             int64_t first = -1;
-            int64_t changed = bw_count_changed(in[k], j->data[k] + b, len, &first, 1);
+            int64_t changed =
+                bw_count_changed(in[k], j->data[k] + (b - j->e0), len, &first, 1);
             if (changed > 0) {
                 p->changed[k] += changed;
                 if (p->first[k] < 0)
@@ -164,7 +177,6 @@ static void check_range(const check_job *j, int64_t begin, int64_t end, check_pa
         else
             fill_poison(expected, len);
         ex->reference(len, alpha, ref, 1);
-        const bf16_t *out = j->data[last] + b;
         bw_compare_block(ex, alpha, inputs, expected, out, b, len, &p->out);
         if (ex->in_place)
             p->output_moved += bw_count_changed(in[last], out, len, NULL, 1);
@@ -174,43 +186,42 @@ static void check_range(const check_job *j, int64_t begin, int64_t end, check_pa
 static void check_parts(int64_t p0, int64_t p1, void *vjob)
 {
     const check_job *j = vjob;
-    int64_t n = j->d->c.n;
     for (int64_t p = p0; p < p1; p++) {
-        int64_t begin = p * j->part_len;
-        int64_t end = begin + j->part_len < n ? begin + j->part_len : n;
+        int64_t begin = j->e0 + p * j->part_len;
+        int64_t end = begin + j->part_len < j->e1 ? begin + j->part_len : j->e1;
         part_init(&j->parts[p]);
         check_range(j, begin, end, &j->parts[p]);
     }
 }
 
-static void check_guards(const bw_case_data *d, const uint8_t *images, bw_case_result *r)
+static void totals_init(bw_case_check *k, const bw_case_data *d, int hash_only)
 {
-    for (int k = 0; k < d->ex->n_arrays; k++) {
-        int64_t first = 0, lastb = 0;
-        const uint8_t *image = images + (uint64_t)k * d->layout.total_bytes;
-        int64_t bad = bw_image_check_guards(image, &d->layout, &first, &lastb);
-        if (bad > 0) {
-            r->guard_bad_bytes += bad;
-            if (r->guard_array < 0) {
-                r->guard_array = k;
-                r->guard_first = first;
-                r->guard_last = lastb;
-            }
-        }
-    }
+    memset(k, 0, sizeof *k);
+    k->d = d;
+    k->hash_only = hash_only;
+    bw_compare_init(&k->out);
+    for (int a = 0; a < BW_MAX_ARRAYS; a++)
+        k->first[a] = -1;
 }
 
-void bw_case_data_check(const bw_case_data *d, const uint8_t *images, bw_case_result *r)
+/* Adds the span's guards and elements to k, in index order. */
+static void check_span(bw_case_check *k, const span *s)
 {
+    const bw_case_data *d = k->d;
     const bw_exercise *ex = d->ex;
-    const int64_t n = d->c.n;
-    check_guards(d, images, r);
+    if (!k->hash_only)
+        for (int a = 0; a < ex->n_arrays; a++)
+            bw_image_scan_guards_in(s->at[a], &d->layout, s->begin, s->end, &k->guards[a]);
 
     check_job j;
     memset(&j, 0, sizeof j);
     j.d = d;
-    for (int k = 0; k < ex->n_arrays; k++)
-        j.data[k] = array_data(d, images, k);
+    j.hash_only = k->hash_only;
+    j.e0 = s->e0;
+    j.e1 = s->e1;
+    for (int a = 0; a < ex->n_arrays; a++)
+        j.data[a] = span_data(d, s, a);
+    int64_t n = s->e1 - s->e0;
     int64_t blocks = (n + CHECK_BLOCK - 1) / CHECK_BLOCK;
     int64_t nparts = blocks < MAX_PARTS ? blocks : MAX_PARTS;
     check_part one;
@@ -227,38 +238,120 @@ void bw_case_data_check(const bw_case_data *d, const uint8_t *images, bw_case_re
         parallel_for(nparts, d->threads, parts_per_thread > 0 ? parts_per_thread : 1, check_parts,
                      &j);
     }
-
-    bw_compare_init(&r->out);
-    int64_t changed[BW_MAX_ARRAYS] = {0}, first[BW_MAX_ARRAYS], moved = 0;
-    for (int k = 0; k < BW_MAX_ARRAYS; k++)
-        first[k] = -1;
     for (int64_t p = 0; p < nparts; p++) {
         const check_part *part = &j.parts[p];
-        bw_compare_merge(&r->out, &part->out);
-        for (int k = 0; k < ex->n_arrays; k++) {
-            changed[k] += part->changed[k];
-            if (first[k] < 0)
-                first[k] = part->first[k];
+        bw_compare_merge(&k->out, &part->out);
+        for (int a = 0; a < ex->n_arrays; a++) {
+            k->changed[a] += part->changed[a];
+            if (k->first[a] < 0)
+                k->first[a] = part->first[a];
         }
-        moved += part->output_moved;
+        k->output_moved += part->output_moved;
+        k->out_hash += part->hash;
     }
     if (j.parts != &one)
         free(j.parts);
-    for (int k = 0; k < ex->n_arrays && r->input_array < 0; k++)
-        if (changed[k] > 0) {
-            r->input_array = k;
-            r->input_changed = changed[k];
-            r->input_first = first[k];
+    k->chunks_taken++;
+}
+
+void bw_case_check_finish(const bw_case_check *k, bw_case_result *r)
+{
+    const bw_exercise *ex = k->d->ex;
+    for (int a = 0; a < ex->n_arrays; a++) {
+        const bw_guard_scan *g = &k->guards[a];
+        if (g->count > 0) {
+            r->guard_bad_bytes += g->count;
+            if (r->guard_array < 0) {
+                r->guard_array = a;
+                r->guard_first = g->first;
+                r->guard_last = g->last;
+            }
         }
-    r->nothing_written = ex->in_place ? moved == 0 : r->out.unwritten == n;
+    }
+    r->out = k->out;
+    for (int a = 0; a < ex->n_arrays && r->input_array < 0; a++)
+        if (k->changed[a] > 0) {
+            r->input_array = a;
+            r->input_changed = k->changed[a];
+            r->input_first = k->first[a];
+        }
+    r->nothing_written = ex->in_place ? k->output_moved == 0 : r->out.unwritten == k->d->c.n;
     r->outcome = (r->out.mismatches > 0 || r->guard_bad_bytes > 0 || r->input_changed > 0)
                      ? BW_OUTCOME_FAIL
                      : BW_OUTCOME_PASS;
 }
 
-uint64_t bw_case_data_output_hash(const bw_case_data *d, const uint8_t *images)
+/* ---- RUN: the chunk ops ---------------------------------------------------- */
+
+static span chunk_span(const bw_request *run, uint8_t *ring, int64_t c)
 {
-    const uint8_t *out = images + (uint64_t)(d->ex->n_arrays - 1) * d->layout.total_bytes;
-    return bw_images_hash(out, 1, d->layout.total_bytes, &d->layout, d->c.n, RACE_HASH_KEY,
-                          d->threads);
+    bw_chunk_span_t cs = bw_chunk_span(run, c);
+    span s;
+    memset(&s, 0, sizeof s);
+    s.begin = cs.begin;
+    s.end = cs.end;
+    s.e0 = cs.e0;
+    s.e1 = cs.e1;
+    for (int k = 0; k < run->n_arrays; k++)
+        s.at[k] = bw_slot_part(ring, run, c, k);
+    return s;
+}
+
+static void fill_chunk(void *ctx, const bw_request *run, uint8_t *ring, int64_t c)
+{
+    const bw_case_check *k = ctx;
+    span s = chunk_span(run, ring, c);
+    fill_span(k->d, &s);
+}
+
+static void take_chunk(void *ctx, const bw_request *run, const uint8_t *ring, int64_t c)
+{
+    span s = chunk_span(run, (uint8_t *)ring, c);
+    check_span(ctx, &s);
+}
+
+bw_chunk_ops bw_case_data_chunk_ops(const bw_case_data *d, bw_case_check *k, int hash_only)
+{
+    totals_init(k, d, hash_only);
+    bw_chunk_ops ops = {fill_chunk, take_chunk, k, NULL};
+    return ops;
+}
+
+/* ---- BENCH: whole images ---------------------------------------------------- */
+
+static span whole_span(const bw_case_data *d, const uint8_t *images)
+{
+    span s;
+    memset(&s, 0, sizeof s);
+    s.begin = 0;
+    s.end = d->layout.total_bytes;
+    s.e0 = 0;
+    s.e1 = d->c.n;
+    for (int k = 0; k < d->ex->n_arrays; k++)
+        s.at[k] = (uint8_t *)images + (uint64_t)k * d->layout.total_bytes;
+    return s;
+}
+
+uint8_t *bw_case_data_build(const bw_case_data *d, bw_shm *shm, char **why)
+{
+    uint64_t total = (uint64_t)d->ex->n_arrays * d->layout.total_bytes;
+    uint8_t *base = bw_shm_reserve(shm, (size_t)total);
+    if (!base) {
+        char size[BW_SIZE_TEXT];
+        bw_format_bytes(total, size);
+        *why = bw_format_alloc("could not reserve %s of shared memory", size);
+        return NULL;
+    }
+    span s = whole_span(d, base);
+    fill_span(d, &s);
+    return base;
+}
+
+void bw_case_data_check(const bw_case_data *d, const uint8_t *images, bw_case_result *r)
+{
+    bw_case_check k;
+    totals_init(&k, d, 0);
+    span s = whole_span(d, images);
+    check_span(&k, &s);
+    bw_case_check_finish(&k, r);
 }

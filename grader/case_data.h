@@ -1,8 +1,10 @@
-/* One case's images in shared memory: built straight from the case's seed,
- * and checked after the call by regenerating the inputs and the expected
- * output block by block. No copy of any array is kept, so the largest case
- * (2^31 elements) costs its images and nothing more: ~13 GB of host memory
- * traffic less than keeping copies (issue 12). */
+/* One case's data: the images built straight from the case's seed, and
+ * checked after the call by regenerating the inputs and the expected output
+ * block by block. No copy of any array is kept. A RUN moves the images
+ * through the worker chunk by chunk (protocol.h): each chunk is generated
+ * into its slot and checked as it comes back, so even the largest case
+ * (2^31 elements, 13 GB of images) needs only the ring in host memory
+ * (issue 12). BENCH keeps whole images in shared memory. */
 #ifndef BWLAB_CASE_DATA_H
 #define BWLAB_CASE_DATA_H
 #include <stdint.h>
@@ -11,7 +13,13 @@
 #include "exercise.h"
 #include "image.h"
 #include "protocol.h"
+#include "run_dialogue.h"
 #include "shm.h"
+#include "validate.h"
+
+/* The ring a RUN streams through: 4 slots of 64 MiB. */
+#define BW_RING_SLOTS 4
+#define BW_SLOT_BYTES ((uint64_t)64 << 20)
 
 typedef struct {
     const bw_exercise *ex;
@@ -23,18 +31,40 @@ typedef struct {
 void bw_case_data_init(bw_case_data *d, const bw_exercise *ex, const bw_case *c, int sanitize,
                        int threads);
 
+/* A request of the given kind for these images; a RUN gets its chunk plan. */
+void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *req);
+
+/* ---- RUN: chunk by chunk ---- */
+
+/* What the chunks taken so far add up to. */
+typedef struct {
+    const bw_case_data *d;
+    int hash_only;                     /* a race re-run: only the output's hash */
+    bw_compare_result out;
+    int64_t changed[BW_MAX_ARRAYS];    /* input elements the call changed */
+    int64_t first[BW_MAX_ARRAYS];      /* ... the first of them, -1 if none */
+    int64_t output_moved;              /* in place: output elements unlike the input */
+    bw_guard_scan guards[BW_MAX_ARRAYS];
+    uint64_t out_hash;                 /* the output's bits, to tell two runs apart */
+    int64_t chunks_taken;
+} bw_case_check;
+
+/* ops that fill each chunk with the case's images and check (or, with
+ * hash_only, hash) each chunk that comes back into *k. */
+bw_chunk_ops bw_case_data_chunk_ops(const bw_case_data *d, bw_case_check *k, int hash_only);
+
+/* The verdict of a check whose every chunk was taken: guards, inputs
+ * unchanged, output against the reference, nothing written. Sets the
+ * outcome to PASS or FAIL. */
+void bw_case_check_finish(const bw_case_check *k, bw_case_result *r);
+
+/* ---- BENCH: whole images in shared memory ---- */
+
 /* Lays out the images in shared memory: guards, inputs, BW_POISON in an
  * output that is not read. Returns the first image, or NULL with *why set. */
 uint8_t *bw_case_data_build(const bw_case_data *d, bw_shm *shm, char **why);
 
-/* A request of the given kind for these images. */
-void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *req);
-
-/* Checks the images the worker sent back: guards, inputs unchanged, output
- * against the reference, nothing written. Sets outcome to PASS or FAIL. */
+/* Checks whole images as bw_case_check_finish does the chunks. */
 void bw_case_data_check(const bw_case_data *d, const uint8_t *images, bw_case_result *r);
-
-/* A hash of the output's bits, to tell two runs apart (race detection). */
-uint64_t bw_case_data_output_hash(const bw_case_data *d, const uint8_t *images);
 
 #endif

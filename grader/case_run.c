@@ -42,19 +42,15 @@ static void phase(double *mark, double *times, int k)
 
 /* Same inputs, same layout, once more: different output bits mean the
  * result depends on timing, i.e. a race. */
-static void rerun_for_race(bw_runner *run, const bw_case_data *d, const uint8_t *images,
+static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint64_t first_hash,
                            const bw_request *req, double limit, bw_case_result *r)
 {
-    uint64_t first_hash = bw_case_data_output_hash(d, images);
-    char *why = NULL;
-    uint8_t *again = bw_case_data_build(d, bw_runner_shm(run), &why);
-    free(why);
-    if (!again)
-        return;
+    bw_case_check again;
+    bw_chunk_ops ops = bw_case_data_chunk_ops(d, &again, 1);
     bw_reply rep;
     char *detail = NULL, *output = NULL;
-    if (bw_runner_call(run, req, limit, &rep, &detail, &output) == BW_OUTCOME_PASS)
-        r->nondeterministic = bw_case_data_output_hash(d, again) != first_hash;
+    if (bw_runner_run(run, req, &ops, limit, &rep, &detail, &output) == BW_OUTCOME_PASS)
+        r->nondeterministic = again.out_hash != first_hash;
     free(detail);
     free(output);
 }
@@ -86,50 +82,47 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, d
     const bw_exercise *ex = bw_runner_exercise(run);
     bw_case_data d;
     double t0 = bw_mono_s();
-    double mark = t0, times[4] = {0, 0, 0, 0}, call_ms = 0;
+    double mark = t0, times[2] = {0, 0}, call_ms = 0;
     bw_case_result_init(r);
     bw_case_data_init(&d, ex, c, sanitizer != NULL, parallel_default_threads());
 
-    char *short_of = bw_memory_shortfall(ex, &d.layout, 0, bw_runner_device(run),
+    bw_request req;
+    bw_case_data_request(&d, BW_REQ_RUN, &req);
+    char *short_of = bw_memory_shortfall(ex, &d.layout, req.shm_bytes, 0, bw_runner_device(run),
                                          bw_runner_shm(run));
     if (short_of) {
         r->outcome = BW_OUTCOME_SKIPPED;
         r->detail = short_of;
         goto done;
     }
-    char *why = NULL;
-    uint8_t *images = bw_case_data_build(&d, bw_runner_shm(run), &why);
-    phase(&mark, times, 0);
-    if (!images) {
-        r->outcome = BW_OUTCOME_SKIPPED;
-        r->detail = why;
-        goto done;
-    }
-    bw_request req;
-    bw_case_data_request(&d, BW_REQ_RUN, &req);
     double limit = limit_s > 0 ? limit_s : bw_case_time_limit(c->n, ex->n_arrays, sanitizer != NULL);
+    bw_case_check check;
+    bw_chunk_ops ops = bw_case_data_chunk_ops(&d, &check, 0);
+    bw_dialogue_times tm = {0, 0, 0, 0, 0};
+    ops.times = &tm;
     bw_reply rep;
     char *detail = NULL;
-    bw_outcome o = bw_runner_call(run, &req, limit, &rep, &detail, &r->student_output);
-    phase(&mark, times, 1);
+    bw_outcome o = bw_runner_run(run, &req, &ops, limit, &rep, &detail, &r->student_output);
+    phase(&mark, times, 0);
     if (o != BW_OUTCOME_PASS) {
         r->outcome = o;
         r->detail = detail;
     } else {
         free(detail);
         call_ms = rep.call_ms;
-        bw_case_data_check(&d, images, r);
-        phase(&mark, times, 2);
+        bw_case_check_finish(&check, r);
         if (r->outcome == BW_OUTCOME_FAIL)
-            rerun_for_race(run, &d, images, &req, limit, r);
-        phase(&mark, times, 3);
+            rerun_for_race(run, &d, check.out_hash, &req, limit, r);
+        phase(&mark, times, 1);
     }
     if (sanitizer)
         add_sanitizer_log(run, r);
 done:
     r->seconds = bw_mono_s() - t0;
     if (r->seconds > 0.5 && getenv("BWLAB_TIMING"))
-        fprintf(stderr, "timing: case %d n=%" PRId64 ": %.2f s = images %.2f, worker call %.2f "
-                        "(student call %.3f), checks %.2f, race re-run %.2f\n", c->index, c->n,
-                r->seconds, times[0], times[1], call_ms / 1e3, times[2], times[3]);
+        fprintf(stderr, "timing: case %d n=%" PRId64 ": %.2f s = run %.2f (upload %.2f of which "
+                        "filling %.2f, call %.3f of which the student's %.3f, download %.2f of "
+                        "which checks %.2f), race re-run %.2f\n", c->index, c->n, r->seconds,
+                times[0], tm.upload, tm.fill, tm.call, call_ms / 1e3, tm.download, tm.take,
+                times[1]);
 }

@@ -62,15 +62,15 @@ static uint64_t host_available_bytes(void)
     return avail;
 }
 
-char *bw_memory_shortfall(const bw_exercise *ex, const bw_image_layout *l,
+char *bw_memory_shortfall(const bw_exercise *ex, const bw_image_layout *l, uint64_t host_bytes,
                           uint64_t extra_device, const bw_reply *device, bw_shm *shm)
 {
     uint64_t images = (uint64_t)ex->n_arrays * l->total_bytes;
     size_t have_shm = shm ? bw_shm_size(shm) : 0;
-    /* Shared memory already mapped is already counted as used. */
-    /* The images are all the host memory a case takes: the checks regenerate
+    /* Shared memory already mapped is already counted as used. The shared
+     * memory is all the host memory a case takes: the checks regenerate
      * inputs and expected values block by block (case_data.c). */
-    uint64_t host_need = images > have_shm ? images - have_shm : 0;
+    uint64_t host_need = host_bytes > have_shm ? host_bytes - have_shm : 0;
     uint64_t dev_need = images + extra_device;
     /* Small cases always fit; this skips reading /proc for each of them. */
     if (host_need < 64 * MIB && dev_need < 64 * MIB)

@@ -38,23 +38,28 @@ uint8_t bw_guard_byte(uint64_t pos)
     return b;
 }
 
-void bw_image_fill_guards(uint8_t *image, const bw_image_layout *l)
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+void bw_image_fill_guards_in(uint8_t *at, const bw_image_layout *l, uint64_t from, uint64_t to)
 {
-    for (uint64_t p = 0; p < l->front_bytes; p++)
-        image[p] = bw_guard_byte(p);
-    for (uint64_t p = l->front_bytes + l->data_bytes; p < l->total_bytes; p++)
-        image[p] = bw_guard_byte(p);
+    for (uint64_t p = from; p < min_u64(to, l->front_bytes); p++)
+        at[p - from] = bw_guard_byte(p);
+    for (uint64_t p = max_u64(from, l->front_bytes + l->data_bytes); p < min_u64(to, l->total_bytes);
+         p++)
+        at[p - from] = bw_guard_byte(p);
 }
 
-typedef struct {
-    int64_t count, first, last;
-} scan;
+void bw_image_fill_guards(uint8_t *image, const bw_image_layout *l)
+{
+    bw_image_fill_guards_in(image, l, 0, l->total_bytes);
+}
 
-static void scan_range(const uint8_t *image, uint64_t from, uint64_t to, uint64_t front,
-                       scan *s)
+static void scan_range(const uint8_t *at, uint64_t base, uint64_t from, uint64_t to,
+                       uint64_t front, bw_guard_scan *s)
 {
     for (uint64_t p = from; p < to; p++) {
-        if (image[p] == bw_guard_byte(p))
+        if (at[p - base] == bw_guard_byte(p))
             continue;
         int64_t rel = (int64_t)p - (int64_t)front;
         if (s->count == 0)
@@ -64,12 +69,19 @@ static void scan_range(const uint8_t *image, uint64_t from, uint64_t to, uint64_
     }
 }
 
+void bw_image_scan_guards_in(const uint8_t *at, const bw_image_layout *l, uint64_t from,
+                             uint64_t to, bw_guard_scan *s)
+{
+    scan_range(at, from, from, min_u64(to, l->front_bytes), l->front_bytes, s);
+    scan_range(at, from, max_u64(from, l->front_bytes + l->data_bytes), min_u64(to, l->total_bytes),
+               l->front_bytes, s);
+}
+
 int64_t bw_image_check_guards(const uint8_t *image, const bw_image_layout *l,
                               int64_t *first_bad, int64_t *last_bad)
 {
-    scan s = {0, 0, 0};
-    scan_range(image, 0, l->front_bytes, l->front_bytes, &s);
-    scan_range(image, l->front_bytes + l->data_bytes, l->total_bytes, l->front_bytes, &s);
+    bw_guard_scan s = {0, 0, 0};
+    bw_image_scan_guards_in(image, l, 0, l->total_bytes, &s);
     if (first_bad)
         *first_bad = s.first;
     if (last_bad)

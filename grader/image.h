@@ -28,6 +28,21 @@ uint8_t bw_guard_byte(uint64_t pos);
 
 /* Fill every byte outside [front, front + data) with the guard pattern. */
 void bw_image_fill_guards(uint8_t *image, const bw_image_layout *l);
+/* The same for the guard bytes among image bytes [from, to), which lie at
+ * at[0 .. to - from) (a chunk of the image, stream_plan.h). */
+void bw_image_fill_guards_in(uint8_t *at, const bw_image_layout *l, uint64_t from, uint64_t to);
+
+/* Guard bytes found changed: how many, and the first and last one's
+ * position relative to the array start, in bytes (negative: before it). */
+typedef struct {
+    int64_t count, first, last;
+} bw_guard_scan;
+
+/* Adds the changed guard bytes among image bytes [from, to), lying at
+ * at[0 .. to - from), to *s. Chunks scanned in order add up to the scan of
+ * the whole image. */
+void bw_image_scan_guards_in(const uint8_t *at, const bw_image_layout *l, uint64_t from,
+                             uint64_t to, bw_guard_scan *s);
 
 /* Count the guard bytes that differ from the pattern. *first_bad gets the
  * position of the first one relative to the array start, in bytes (negative:

@@ -1,5 +1,6 @@
 /* See image_hash.h. */
 #include <string.h>
+#include "hot_loop.h"
 #include "image_hash.h"
 #include "mix64.h"
 #include "parallel_for.h"
@@ -14,18 +15,24 @@ typedef struct {
     uint64_t sums[MAX_CHUNKS];  /* one per chunk, so threads never share a slot */
 } hash_job;
 
+BW_HOT_LOOP uint64_t bw_elems_hash(const uint8_t *data, int array, int64_t first_index,
+                                   int64_t count, uint64_t key)
+{
+    uint64_t s = 0;
+    for (int64_t i = 0; i < count; i++) {
+        uint16_t v;
+        memcpy(&v, data + 2 * i, sizeof v); /* the image need not be aligned */
+        s += bw_hash_term(key, array, (uint64_t)(first_index + i), v);
+    }
+    return s;
+}
+
 static void hash_body(int64_t begin, int64_t end, void *ctx)
 {
     hash_job *j = ctx;
     for (int64_t c = begin; c < end; c++) {
         int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
-        uint64_t s = 0;
-        for (int64_t i = lo; i < hi; i++) {
-            uint16_t v;
-            memcpy(&v, j->data + 2 * i, sizeof v); /* the image need not be aligned */
-            s += bw_hash_term(j->key, j->array, (uint64_t)i, v);
-        }
-        j->sums[c] = s;
+        j->sums[c] = bw_elems_hash(j->data + 2 * lo, j->array, lo, hi - lo, j->key);
     }
 }
 

@@ -11,4 +11,9 @@
 uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_bytes,
                         const bw_image_layout *l, int64_t n, uint64_t key, int threads);
 
+/* Sum of bw_hash_term(key, array, first_index + i, data[i]) for i < count:
+ * a piece of the hash above (data at any alignment). */
+uint64_t bw_elems_hash(const uint8_t *data, int array, int64_t first_index, int64_t count,
+                       uint64_t key);
+
 #endif

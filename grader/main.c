@@ -25,7 +25,7 @@ static const char usage_text[] =
     "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
     "               [--groups LIST] [--group-fail-fast] [--fail-fast]\n"
-    "               [--sanitize TOOLS]\n"
+    "               [--sanitize TOOLS] [--device-lock FILE]\n"
     "               [--json FILE] [--quiet]\n"
     "               [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
@@ -51,6 +51,10 @@ static const char usage_text[] =
     "                  has run to its end with a failure (the rest: 'not run')\n"
     "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
     "                  a comma-separated list of them, or all\n"
+    "  --device-lock FILE  a lock file shared by bwgrade processes testing on\n"
+    "                  this GPU at once: one case with over 1 GiB of device\n"
+    "                  arrays, and over a quarter of the device's memory, runs\n"
+    "                  at a time (created if missing)\n"
     "  --json FILE     also write the results as JSON (- for stdout)\n"
     "  --quiet         one summary line instead of the report\n"
     "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1\n"
@@ -85,7 +89,7 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset, *profile_calls, *sandbox, *hide;
+    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock;
     int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, help;
 } args;
 
@@ -117,6 +121,7 @@ static const option options[] = {
     {"--profile-calls", CMD_BENCH, offsetof(args, profile_calls), 0, 1},
     VAL(sandbox, CMD_TEST | CMD_BENCH),
     VAL(hide, CMD_TEST | CMD_BENCH),
+    {"--device-lock", CMD_TEST, offsetof(args, device_lock), 0, 1},
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--group-fail-fast", group_fail_fast, CMD_TEST),
@@ -438,6 +443,7 @@ int main(int argc, char **argv)
         o.quiet = a.quiet;
         o.group_fail_fast = a.group_fail_fast;
         o.fail_fast = a.fail_fast;
+        o.device_lock = a.device_lock;
         if (a.case_k) {
             uint64_t k;
             if (parse_u64(a.case_k, &k) != 0 || k > INT_MAX)

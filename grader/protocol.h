@@ -1,6 +1,25 @@
 /* The grader <-> worker channel. Fixed-size binary messages over a socket
  * pair (never stdout: student code owns stdout and stderr), array images in
- * a shared-memory file both processes map. Plain C, shared by both sides. */
+ * shared memory both processes map. Plain C, shared by both sides.
+ *
+ * A RUN is a dialogue: its images never lie whole in host memory. They move
+ * through a ring of ring_slots slots at the start of the shared memory, one
+ * chunk at a time (stream_plan.h says which bytes a chunk is), so the largest
+ * case costs the ring, not 13 GB of fresh pages (issue 12):
+ *
+ *   grader                               worker
+ *   RUN --------------------------------> checks the plan, allocates
+ *   for each chunk c, at most ring_slots ahead of the worker:
+ *     fills slot c % S; CHUNK c --------> copies the slot to the device
+ *                       <---------------- CHUNK c (slot free again)
+ *                                         synchronize, the student's call
+ *   for each chunk c:   <---------------- CHUNK c: slot c % S holds it
+ *     checks it; CHUNK c (c < chunks - S: slot free again) -->
+ *                       <---------------- RUN: status, call_ms
+ *
+ * A worker that cannot go on sends the RUN reply (an error status) in place
+ * of its next CHUNK and exits. Every reply of the dialogue echoes the RUN's
+ * nonce. */
 #ifndef BWLAB_PROTOCOL_H
 #define BWLAB_PROTOCOL_H
 #include <stdint.h>
@@ -22,10 +41,11 @@
 
 typedef enum {
     BW_REQ_HELLO = 1,   /* report device properties; no student code runs */
-    BW_REQ_RUN,         /* upload images, call once, synchronize, download images */
+    BW_REQ_RUN,         /* upload images, call once, synchronize, download: a dialogue (above) */
     BW_REQ_BENCH,       /* upload, one checked call, then many timed calls on rotated arrays */
     BW_REQ_COPY_BENCH,  /* time a device-to-device copy of copy_bytes */
-    BW_REQ_QUIT
+    BW_REQ_QUIT,
+    BW_REQ_CHUNK        /* one chunk's move inside a RUN dialogue, either way */
 } bw_req_kind;
 
 typedef enum {
@@ -45,8 +65,8 @@ typedef struct {
     uint64_t front_bytes;        /* per-array image layout, see image.h */
     uint64_t data_bytes;
     uint64_t back_bytes;
-    uint64_t image_bytes;        /* images lie back to back in the shared memory */
-    uint64_t shm_bytes;          /* bytes the worker must map */
+    uint64_t image_bytes;        /* one array's image; BENCH: back to back in the shared memory */
+    uint64_t shm_bytes;          /* bytes the worker must map (RUN: the ring) */
     uint64_t copy_bytes;         /* COPY_BENCH: bytes to copy (read + write = 2x this) */
     /* BENCH / COPY_BENCH sampling */
     int32_t warmup;              /* untimed calls first */
@@ -65,6 +85,13 @@ typedef struct {
      * profiler started with --profile-from-start off sees those calls'
      * kernels and nothing else) and left out of the statistics */
     int32_t profile_calls;
+    /* RUN: the ring and the chunks (stream_plan.h); CHUNK: which chunk */
+    int32_t ring_slots;
+    uint64_t slot_bytes;         /* a slot ... */
+    uint64_t slot_stride;        /* ... holds array k's part of a chunk at k * slot_stride */
+    int64_t chunk_elems;         /* elements per chunk, the last one short */
+    int64_t chunks;
+    int64_t chunk;
 } bw_request;
 
 typedef struct {
@@ -101,6 +128,7 @@ typedef struct {
     int32_t bus_width_bits;      /* cudaDevAttrGlobalMemoryBusWidth */
     int32_t driver_version, runtime_version;
     uint64_t mem_free, mem_total;
+    int64_t chunk;               /* CHUNK: which */
 } bw_reply;
 
 /* The exercise adapter (exercises/NAME/adapter.cu) defines this, calling the

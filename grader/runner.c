@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include "mono_clock.h"
 #include "runner.h"
+#include "device_lock.h"
+#include "run_dialogue.h"
 #include "supervisor.h"
 
 #define OUTPUT_CAP 4096              /* student stdout+stderr kept per call */
@@ -44,6 +46,7 @@ struct bw_runner {
     bw_worker *w;
     bw_reply hello;      /* from the latest worker started */
     strbuf san_log;      /* sanitizer output gathered since the last take */
+    bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
 };
 
 static void gather_sanitizer_log(bw_runner *run)
@@ -110,6 +113,7 @@ bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const 
         return NULL;
     }
     run->ex = ex;
+    bw_device_lock_init(&run->lock, NULL);
     run->opts.worker_path = worker_path;
     run->opts.sanitizer = sanitizer;
     run->opts.sanitizer_path = NULL;
@@ -156,14 +160,17 @@ int bw_runner_restart(bw_runner *run, char **why)
     return start_worker(run, why, NULL);
 }
 
+void bw_runner_set_device_lock(bw_runner *run, const char *path)
+{
+    bw_device_lock_init(&run->lock, path);
+}
+
 long bw_runner_worker_pid(const bw_runner *run) { return run->w ? bw_worker_pid(run->w) : 0; }
 
-bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
-                          char **detail, char **output)
+/* A worker to call: the current one, or a fresh one when it is gone.
+ * 0, or -1 with *detail set. */
+static int ready_worker(bw_runner *run, char **detail)
 {
-    *detail = NULL;
-    *output = NULL;
-    memset(rep, 0, sizeof *rep);
     if (run->w && !bw_worker_alive(run->w))
         drop_worker(run);
     if (!run->w) {
@@ -171,11 +178,16 @@ bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_
         if (start_worker(run, &why, NULL) != 0) {
             *detail = bw_format_alloc("the worker would not restart: %s", why ? why : "?");
             free(why);
-            return BW_OUTCOME_CRASH;
+            return -1;
         }
     }
-    char *why = NULL;
-    bw_call_status st = bw_worker_call(run->w, req, rep, timeout_s, &why);
+    return 0;
+}
+
+/* What a call's status and reply mean for the case. */
+static bw_outcome finish_call(bw_runner *run, bw_call_status st, char *why, double timeout_s,
+                              bw_reply *rep, char **detail, char **output)
+{
     *output = run->w ? bw_worker_take_output(run->w) : NULL;
     gather_sanitizer_log(run);
     rep->message[BW_TEXT - 1] = '\0';
@@ -220,6 +232,42 @@ bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_
     }
     free(why);
     return o;
+}
+
+bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
+                          char **detail, char **output)
+{
+    *detail = NULL;
+    *output = NULL;
+    memset(rep, 0, sizeof *rep);
+    if (ready_worker(run, detail) != 0)
+        return BW_OUTCOME_CRASH;
+    char *why = NULL;
+    bw_call_status st = bw_worker_call(run->w, req, rep, timeout_s, &why);
+    return finish_call(run, st, why, timeout_s, rep, detail, output);
+}
+
+bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_ops *ops,
+                         double timeout_s, bw_reply *rep, char **detail, char **output)
+{
+    *detail = NULL;
+    *output = NULL;
+    memset(rep, 0, sizeof *rep);
+    uint8_t *ring = bw_shm_reserve(run->shm, (size_t)req->shm_bytes);
+    if (!ring) {
+        *detail = bw_format_alloc("could not reserve %llu bytes of shared memory",
+                                  (unsigned long long)req->shm_bytes);
+        return BW_OUTCOME_SKIPPED;
+    }
+    if (ready_worker(run, detail) != 0)
+        return BW_OUTCOME_CRASH;
+    /* Without the lock file the case still runs, as it would alone. */
+    (void)bw_device_lock_take(&run->lock, (uint64_t)req->n_arrays * req->image_bytes,
+                              run->hello.mem_total);
+    char *why = NULL;
+    bw_call_status st = bw_run_dialogue(run->w, req, ring, ops, rep, timeout_s, &why);
+    bw_device_lock_release(&run->lock);
+    return finish_call(run, st, why, timeout_s, rep, detail, output);
 }
 
 /* Lines of a compute-sanitizer log that say nothing: its banner and the

@@ -7,6 +7,7 @@
 #include "exercise.h"
 #include "format_alloc.h"
 #include "protocol.h"
+#include "run_dialogue.h"
 #include "shm.h"
 
 typedef struct bw_runner bw_runner;
@@ -25,6 +26,9 @@ const bw_exercise *bw_runner_exercise(const bw_runner *run);
  * first its student code sees (nothing it settled on an earlier call, such as
  * a library's tile size, carries over). 0, or -1 with a malloc'd *why. */
 int bw_runner_restart(bw_runner *run, char **why);
+/* RUNs with large device arrays hold this lock file while they run
+ * (device_lock.h); NULL: none (the default). path must outlive run. */
+void bw_runner_set_device_lock(bw_runner *run, const char *path);
 /* The process id of the current worker; 0 when none is running. */
 long bw_runner_worker_pid(const bw_runner *run);
 
@@ -35,6 +39,12 @@ long bw_runner_worker_pid(const bw_runner *run);
  * says what happened; *output gets the captured student output or NULL. */
 bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
                           char **detail, char **output);
+
+/* A RUN (req: its plan made, stream_plan.h) as a dialogue through a ring at
+ * the start of the shared memory: ops fill and take each chunk. Outcomes as
+ * for bw_runner_call; PASS means every chunk was taken. */
+bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_ops *ops,
+                         double timeout_s, bw_reply *rep, char **detail, char **output);
 
 /* compute-sanitizer's findings since the last take, with its banner and
  * zero-error summaries removed; NULL when there is nothing else. */

@@ -553,26 +553,33 @@ static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
     return BW_CALL_CRASHED;
 }
 
-static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
-                              double timeout_s, char **why)
+static bw_call_status send_request(bw_worker *w, bw_request *q, char **why)
 {
-    bw_request q = *req;
-    q.magic = BW_PROTO_MAGIC;
-    q.nonce = bw_random_u64(); /* a reply must echo it: see protocol.h */
+    q->magic = BW_PROTO_MAGIC;
+    if (q->nonce == 0)
+        q->nonce = bw_random_u64(); /* a reply must echo it: see protocol.h */
+    if (w == NULL || !w->alive || w->chan < 0) {
+        set_why(why, bw_format_alloc("the worker is not running (start a new one)"));
+        return BW_CALL_CRASHED;
+    }
+    if (bw_send_all(w->chan, q, sizeof *q) != 0)
+        return peer_gone(w, 0, why);
+    return BW_CALL_OK;
+}
+
+static bw_call_status receive_reply(bw_worker *w, uint64_t nonce, bw_reply *rep, double deadline,
+                                    double timeout_s, char **why)
+{
     memset(rep, 0, sizeof *rep);
     if (w == NULL || !w->alive || w->chan < 0) {
         set_why(why, bw_format_alloc("the worker is not running (start a new one)"));
         return BW_CALL_CRASHED;
     }
-    if (bw_send_all(w->chan, &q, sizeof q) != 0)
-        return peer_gone(w, 0, why);
-
     unsigned char *buf = (unsigned char *)rep;
     const size_t need = sizeof *rep;
     size_t got = 0;
     int magic_checked = 0;
     int exited = 0;
-    double deadline = timeout_s > 0 ? bw_mono_s() + timeout_s : -1.0;
     while (got < need) {
         int slice = POLL_SLICE_MS;
         if (exited) {
@@ -629,19 +636,12 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
             }
         }
     }
-    if (rep->nonce != q.nonce) {
+    if (rep->nonce != nonce) {
         (void)kill_and_reap(w);
         set_why(why, bw_format_alloc("a forged reply on the grader's channel (descriptor %d): it does not "
                           "carry this request's token, so the worker's own code did not write it. "
                           "Code under test must never write to the grader's descriptors; the "
                           "worker was killed", CHILD_CHANNEL_FD));
-        return BW_CALL_PROTOCOL;
-    }
-    if (rep->kind != q.kind) {
-        uint32_t k = rep->kind;
-        (void)kill_and_reap(w);
-        set_why(why, bw_format_alloc("the worker answered request kind %u to a request of kind %u; "
-                          "it was killed", (unsigned)k, (unsigned)q.kind));
         return BW_CALL_PROTOCOL;
     }
     rep->message[BW_TEXT - 1] = '\0';
@@ -656,6 +656,30 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
     return BW_CALL_OK;
 }
 
+static bw_call_status wrong_kind(bw_worker *w, uint32_t got, uint32_t want, char **why)
+{
+    (void)kill_and_reap(w);
+    set_why(why, bw_format_alloc("the worker answered request kind %u to a request of kind %u; "
+                      "it was killed", (unsigned)got, (unsigned)want));
+    return BW_CALL_PROTOCOL;
+}
+
+static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
+                              double timeout_s, char **why)
+{
+    bw_request q = *req;
+    q.nonce = 0;
+    memset(rep, 0, sizeof *rep);
+    bw_call_status st = send_request(w, &q, why);
+    if (st != BW_CALL_OK)
+        return st;
+    double deadline = timeout_s > 0 ? bw_mono_s() + timeout_s : -1.0;
+    st = receive_reply(w, q.nonce, rep, deadline, timeout_s, why);
+    if (st == BW_CALL_OK && rep->kind != q.kind)
+        return wrong_kind(w, rep->kind, q.kind, why);
+    return st;
+}
+
 /* ---------------------------------------------------------- public API */
 
 bw_call_status bw_worker_call(bw_worker *w, const bw_request *req, bw_reply *rep,
@@ -664,6 +688,24 @@ bw_call_status bw_worker_call(bw_worker *w, const bw_request *req, bw_reply *rep
     if (why != NULL)
         *why = NULL;
     return do_call(w, req, rep, timeout_s, why);
+}
+
+bw_call_status bw_worker_send(bw_worker *w, bw_request *req, char **why)
+{
+    return send_request(w, req, why);
+}
+
+bw_call_status bw_worker_receive(bw_worker *w, uint64_t nonce, bw_reply *rep, double deadline,
+                                 double timeout_s, char **why)
+{
+    return receive_reply(w, nonce, rep, deadline, timeout_s, why);
+}
+
+bw_call_status bw_worker_protocol_error(bw_worker *w, char *text, char **why)
+{
+    (void)kill_and_reap(w);
+    set_why(why, text);
+    return BW_CALL_PROTOCOL;
 }
 
 bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello, char **why)

@@ -34,6 +34,18 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
 bw_call_status bw_worker_call(bw_worker *w, const bw_request *req, bw_reply *rep,
                               double timeout_s, char **why);
 
+/* The halves of bw_worker_call, for the RUN dialogue (run_dialogue.h).
+ * send sets req->magic, and a fresh req->nonce when it is 0. receive waits
+ * until deadline (bw_mono_s time; < 0: no limit) for the next reply, which
+ * must carry nonce (any kind; the caller checks); timeout_s is the limit its
+ * timeout message quotes. Failures end the worker, as for bw_worker_call. */
+bw_call_status bw_worker_send(bw_worker *w, bw_request *req, char **why);
+bw_call_status bw_worker_receive(bw_worker *w, uint64_t nonce, bw_reply *rep, double deadline,
+                                 double timeout_s, char **why);
+/* Kills the worker for breaking the dialogue; *why gets text (malloc'd,
+ * owned from now on). Returns BW_CALL_PROTOCOL. */
+bw_call_status bw_worker_protocol_error(bw_worker *w, char *text, char **why);
+
 /* Student stdout/stderr captured since the last take, at most output_cap
  * bytes plus a "[... N bytes cut]" note; NULL if nothing. malloc'd. */
 char *bw_worker_take_output(bw_worker *w);

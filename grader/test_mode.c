@@ -336,6 +336,7 @@ int bw_test_main(const bw_test_opts *o)
                 error = bw_format_alloc("the worker would not start");
             break;
         }
+        bw_runner_set_device_lock(run, o->device_lock);
         if (!have_device) {
             device = *bw_runner_device(run);
             have_device = 1;

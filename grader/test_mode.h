@@ -29,6 +29,8 @@ typedef struct {
                               * run.py test; grading never sets it) */
     const char *sanitize;    /* NULL, or tools as accepted by bw_parse_sanitizers */
     const char *json_path;   /* NULL: no JSON */
+    const char *device_lock; /* NULL, or a lock file shared with other bwgrade
+                              * processes on this GPU (device_lock.h) */
     int quiet;
 } bw_test_opts;
 

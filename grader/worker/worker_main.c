@@ -27,6 +27,7 @@
 #include "device_arrays.h"
 #include "mono_clock.h"
 #include "protocol.h"
+#include "run_chunks.h"
 #include "shm_view.h"
 
 static int g_chan = -1;
@@ -49,25 +50,6 @@ static int env_fd(const char *name)
     if (fcntl((int)v, F_GETFD) < 0)
         return -1;
     return (int)v;
-}
-
-/* 0: read len bytes; 1: end of file first; -1: error. */
-static int read_exact(int fd, void *buf, size_t len)
-{
-    unsigned char *p = buf;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = read(fd, p + got, len - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (r == 0)
-            return 1;
-        got += (size_t)r;
-    }
-    return 0;
 }
 
 static void bad_request(bw_reply *r, const char *what)
@@ -109,8 +91,9 @@ static uint8_t *map_shm(uint64_t need, bw_reply *r)
     return g_map;
 }
 
-/* Checks the image layout of a RUN / BENCH request; 0 if usable. */
-static int check_layout(const bw_request *q, bw_reply *r)
+/* Checks the image layout of a RUN / BENCH request; 0 if usable. whole:
+ * the images lie whole in the shared memory (BENCH; a RUN has a ring). */
+static int check_layout(const bw_request *q, bw_reply *r, int whole)
 {
     if (q->n_arrays < 1 || q->n_arrays > BW_MAX_ARRAYS) {
         bad_request(r, "n_arrays out of range");
@@ -126,7 +109,7 @@ static int check_layout(const bw_request *q, bw_reply *r)
         bad_request(r, "inconsistent image layout");
         return -1;
     }
-    if (q->image_bytes > q->shm_bytes / (uint64_t)q->n_arrays) {
+    if (whole && q->image_bytes > q->shm_bytes / (uint64_t)q->n_arrays) {
         bad_request(r, "shm_bytes smaller than n_arrays images");
         return -1;
     }
@@ -210,70 +193,20 @@ static void do_hello(bw_reply *r)
     snprintf(r->message, sizeof r->message, "ok");
 }
 
-static void do_run(const bw_request *q, bw_reply *r)
+/* -1 when the channel broke mid-dialogue. */
+static int do_run(const bw_request *q, bw_reply *r)
 {
-    if (check_layout(q, r) != 0 || ensure_device(r) != 0)
-        return;
-    uint8_t *images = map_shm(q->shm_bytes, r);
-    if (images == NULL)
-        return;
-    const size_t image_bytes = (size_t)q->image_bytes;
-
-    bw_reset_device_state();
-    bw_dev_arrays a;
-    cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, image_bytes);
-    if (e != cudaSuccess) {
-        char what[200];
-        size_t mem_free = 0, mem_total = 0;
-        if (cudaMemGetInfo(&mem_free, &mem_total) != cudaSuccess)
-            (void)cudaGetLastError();
-        snprintf(what, sizeof what,
-                 "grader allocating %d arrays of %zu bytes; %zu of %zu MiB free: memory a call "
-                 "allocates must be freed before it returns",
-                 q->n_arrays, image_bytes, mem_free >> 20, mem_total >> 20);
-        bw_reply_cuda_error(r, e, what);
-        return;
-    }
-    e = bw_dev_arrays_upload(&a, images);
-    if (e != cudaSuccess) {
-        bw_reply_cuda_error(r, e, "grader uploading the arrays");
-        bw_dev_arrays_free(&a);
-        return;
-    }
-    void *ptrs[BW_MAX_ARRAYS];
-    bw_dev_arrays_pointers(&a, q->front_bytes, ptrs);
-
-    double t0 = bw_mono_s();
-    bw_student_call(q->n, q->alpha, ptrs);
-    cudaError_t launch = cudaGetLastError();
-    cudaError_t sync = cudaDeviceSynchronize();
-    double t1 = bw_mono_s();
-    cudaError_t last = cudaGetLastError();
-    fflush(stdout);
-    fflush(stderr);
-    e = launch != cudaSuccess ? launch : (sync != cudaSuccess ? sync : last);
-    if (e != cudaSuccess) {
-        bw_reply_cuda_error(r, e, launch != cudaSuccess ? "launching, in the student's call"
-                                                        : "in the student's call");
-        bw_dev_arrays_free(&a);
-        return;
-    }
-    r->call_ms = (t1 - t0) * 1e3;
-    e = bw_dev_arrays_download(&a, images);
-    if (e != cudaSuccess) {
-        bw_reply_cuda_error(r, e, "copying the arrays back after the call "
-                                  "(did the student code free them or reset the device?)");
-        bw_dev_arrays_free(&a);
-        return;
-    }
-    bw_dev_arrays_free(&a);
-    r->status = BW_REP_OK;
-    snprintf(r->message, sizeof r->message, "ok");
+    if (check_layout(q, r, 0) != 0 || ensure_device(r) != 0)
+        return 0;
+    uint8_t *ring = map_shm(q->shm_bytes, r);
+    if (ring == NULL)
+        return 0;
+    return bw_run_chunks(g_chan, ring, q, r);
 }
 
 static void do_bench(const bw_request *q, bw_reply *r)
 {
-    if (check_layout(q, r) != 0 || ensure_device(r) != 0)
+    if (check_layout(q, r, 1) != 0 || ensure_device(r) != 0)
         return;
     if (q->rotate_seed == 0) {
         bad_request(r, "BENCH needs a non-zero rotate_seed");
@@ -302,7 +235,7 @@ int main(void)
     }
     for (;;) {
         bw_request q;
-        int rr = read_exact(g_chan, &q, sizeof q);
+        int rr = bw_read_all(g_chan, &q, sizeof q);
         if (rr != 0)
             return rr > 0 ? 0 : 1; /* the supervisor is gone */
         if (q.magic != BW_PROTO_MAGIC) {
@@ -320,7 +253,8 @@ int main(void)
             do_hello(&r);
             break;
         case BW_REQ_RUN:
-            do_run(&q, &r);
+            if (do_run(&q, &r) != 0)
+                return 1; /* the supervisor is gone */
             break;
         case BW_REQ_BENCH:
             do_bench(&q, &r);
@@ -343,7 +277,10 @@ int main(void)
         r.message[sizeof r.message - 1] = '\0';
         if (bw_send_all(g_chan, &r, sizeof r) != 0)
             return 1;
-        if (r.status == BW_REP_CUDA_ERROR)
-            return 0; /* the context may be unusable; the supervisor starts a new worker */
+        /* After a CUDA error the context may be unusable; after a failed RUN
+         * the grader may still be sending CHUNK messages. Either way the
+         * supervisor starts a new worker. */
+        if (r.status == BW_REP_CUDA_ERROR || (q.kind == BW_REQ_RUN && r.status != BW_REP_OK))
+            return 0;
     }
 }

@@ -192,11 +192,24 @@ class FakeCmake(unittest.TestCase):
         self.assertTrue(any("error: this does not compile" in l for l in v.lines))
         calls = self.calls()
         self.assertEqual(calls[0][:5], ["-S", str(self.root), "-B", str(bdir), "-DCMAKE_BUILD_TYPE=Release"])
-        self.assertEqual(calls[1][-3:], ["--target", "bwgrade", "bwworker"])
-        self.assertEqual(calls[2][-2:], ["--target", "bw_worker_haxpy"])
-        self.assertEqual(calls[3][-2:], ["--target", "bw_worker_vector_sum"])
-        self.assertIn("-j", calls[2])
+        # All at once first; that failed, so target by target.
+        self.assertEqual(calls[1][-5:], ["--target", "bwgrade", "bwworker", "bw_worker_haxpy",
+                                         "bw_worker_vector_sum"])
+        self.assertEqual(calls[2][-3:], ["--target", "bwgrade", "bwworker"])
+        self.assertEqual(calls[3][-2:], ["--target", "bw_worker_haxpy"])
+        self.assertEqual(calls[4][-2:], ["--target", "bw_worker_vector_sum"])
+        self.assertIn("-j", calls[3])
         self.assertIn("FAILED", out)
+
+    def test_everything_built_in_one_call_when_it_builds(self):
+        plan, out = self.prepare(["haxpy", "vector_sum"])
+        builds = [c for c in self.calls() if "--build" in c]
+        self.assertEqual(len(builds), 1)
+        self.assertEqual(builds[0][-5:], ["--target", "bwgrade", "bwworker", "bw_worker_haxpy",
+                                          "bw_worker_vector_sum"])
+        self.assertTrue(all(w.ok for w in plan.workers))
+        self.assertEqual(plan.workers[1].path, self.root / "build" / "bw_worker_vector_sum")
+        self.assertIn("vector_sum", out)
 
     def test_configure_only_once(self):
         self.prepare(["haxpy"])

@@ -17,7 +17,9 @@ sys.path.insert(0, str(ROOT / "grader" / "py"))
 from bwlab import build, cli, cmd_benchmark  # noqa: E402
 
 # Behaves like bwgrade as docs/ARCHITECTURE.md describes it, driven by
-# FAKE_BWGRADE: {exercise: {"rc": .., "status": .., "passed": .., "total": .., "say": ..}}.
+# FAKE_BWGRADE: {exercise: {"rc": .., "status": .., "passed": .., "total": .., "say": ..,
+# "sleep": seconds before it reports}}. Its log gets its arguments when it
+# starts and ["end", exercise] when it is done.
 FAKE_BWGRADE = textwrap.dedent("""\
     #!{python}
     import json, os, sys
@@ -26,6 +28,9 @@ FAKE_BWGRADE = textwrap.dedent("""\
         f.write(json.dumps(args) + "\\n")
     mode, ex = args[0], args[1]
     plan = json.loads(os.environ["FAKE_BWGRADE"]).get(ex, {{}})
+    import atexit, time
+    atexit.register(lambda: open(os.environ["FAKE_BWGRADE_LOG"], "a").write(json.dumps(["end", ex]) + "\\n"))
+    time.sleep(plan.get("sleep", 0))
     label = args[args.index("--label") + 1] if "--label" in args else None
     plan = dict(plan, **plan.get(label or "", {{}})) if label else plan
     print(plan.get("say", f"bwgrade {{mode}} {{ex}}: report"))
@@ -94,8 +99,13 @@ class Base(unittest.TestCase):
         self.prepare_call = prep.call_args
         return rc, out.getvalue(), err.getvalue()
 
-    def calls(self):
+    def log_lines(self):
         return [json.loads(l) for l in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def calls(self):
+        """bwgrade's command lines by exercise (they run side by side), each
+        exercise's in the order they ran."""
+        return sorted((c for c in self.log_lines() if c[0] != "end"), key=lambda c: c[1])
 
 
 class TestCommand(Base):
@@ -107,6 +117,25 @@ class TestCommand(Base):
         self.assertTrue(out.rstrip().endswith(
             "2 exercises: haxpy pass (1204/1204), vector_sum pass (1204/1204)"), out)
         self.assertEqual(self.calls()[0][:4], ["test", "haxpy", "--worker", str(self.tmp / "bw_worker_haxpy")])
+
+    def test_exercises_run_side_by_side_and_report_in_table_order(self):
+        # haxpy takes longer, yet its report comes first, whole; both ran at
+        # once, sharing one lock file for their large cases.
+        self.behave(haxpy={"sleep": 0.8, "say": "haxpy line"}, vector_sum={"say": "vector_sum line"})
+        rc, out, _ = self.run_cli(["test"], self.plan(["haxpy", "vector_sum"]))
+        self.assertEqual(rc, 0)
+        self.assertLess(out.index("haxpy line"), out.index("vector_sum"))
+        self.assertLess(out.index("vector_sum"), out.index("vector_sum line"))
+        log = self.log_lines()
+        started_vs = next(i for i, l in enumerate(log) if l[:2] == ["test", "vector_sum"])
+        self.assertLess(started_vs, log.index(["end", "haxpy"]), log)   # not one after the other
+        locks = [c[c.index("--device-lock") + 1] for c in self.calls()]
+        self.assertEqual(locks, [str(self.tmp / "device.lock")] * 2)
+
+    def test_one_exercise_takes_no_lock(self):
+        rc, _, _ = self.run_cli(["test", "haxpy"], self.plan(["haxpy"]))
+        self.assertEqual(rc, 0)
+        self.assertNotIn("--device-lock", self.calls()[0])
 
     def test_one_fails(self):
         self.behave(vector_sum={"rc": 1, "status": "fail", "passed": 1180, "total": 1204})
@@ -152,9 +181,10 @@ class TestCommand(Base):
         self.assertIn("built OK; no CUDA device here, so nothing was run. "
                       "Run this on a machine with an NVIDIA GPU.", out)
         self.assertIn("no CUDA device: cudaGetDeviceCount", out)   # bwgrade's own message
-        self.assertEqual(len(self.calls()), 1)                     # stops after the first
+        self.assertEqual(len(self.calls()), 2)                     # side by side
         doc = json.loads(report.read_text())
         self.assertTrue(doc["no_device"])
+        self.assertEqual(doc["exercises"]["haxpy"]["status"], "not_run")
         self.assertEqual(doc["exercises"]["vector_sum"]["status"], "not_run")
 
     def test_sanitize_all_runs_each_tool(self):

@@ -2,7 +2,15 @@
  * without CUDA. What it does is chosen by the request's n (RUN) or by the
  * environment variable FAKE_HELLO (the HELLO step):
  *
- *   n >= 0  add 1 to every byte of the n_arrays images in shared memory, reply OK
+ *   n >= 0  a RUN without a chunk plan: add 1 to every byte of the n_arrays
+ *           images in shared memory, reply OK; with a plan (chunks > 0): the
+ *           dialogue of protocol.h, adding 1 to every byte of the images on
+ *           their way through (its "kernel"), except as alpha says:
+ *             alpha -1  send chunk 1 back where chunk 0 is due
+ *             alpha -2  end the run with OK before sending any chunk back
+ *             alpha -3  hang in the "call"
+ *             alpha -4  a CUDA error reply in place of the first chunk's
+ *                       acknowledgement, then exit
  *   -1      write a line to stderr, then die of SIGSEGV
  *   -2      exit(3)
  *   -3      hang
@@ -52,6 +60,7 @@
 
 #include "protocol.h"
 #include "shm_view.h"
+#include "stream_plan.h"
 
 extern char **environ;
 
@@ -227,6 +236,67 @@ static void print_environment(void)
         close(fd);
 }
 
+static void say_chunk(const bw_reply *r, int64_t c)
+{
+    bw_reply m = *r;
+    m.kind = BW_REQ_CHUNK;
+    m.chunk = c;
+    send_bytes(&m, sizeof m);
+}
+
+/* The CHUNK message for chunk c, or exit. */
+static void expect_chunk(const bw_request *q, int64_t c)
+{
+    bw_request m;
+    if (read_request(&m) != 0 || m.kind != BW_REQ_CHUNK || m.nonce != q->nonce || m.chunk != c)
+        _exit(4);
+}
+
+static void run_chunks(const bw_request *q, bw_reply *r)
+{
+    uint8_t *ring = map_shm(q->shm_bytes);
+    uint8_t *dev = malloc((size_t)(q->n_arrays * q->image_bytes));
+    if (ring == NULL || dev == NULL || !bw_stream_plan_ok(q)) {
+        r->status = BW_REP_BAD_REQUEST;
+        snprintf(r->message, sizeof r->message, "fake: bad plan or no memory");
+        free(dev);
+        return;
+    }
+    for (int64_t c = 0; c < q->chunks; c++) {
+        expect_chunk(q, c);
+        if (q->alpha == -4.0f) {
+            r->status = BW_REP_CUDA_ERROR;
+            r->cuda_error = 700;
+            snprintf(r->message, sizeof r->message, "cudaErrorIllegalAddress: fake upload");
+            send_bytes(r, sizeof *r);
+            exit(0);
+        }
+        bw_chunk_span_t s = bw_chunk_span(q, c);
+        for (int k = 0; k < q->n_arrays; k++)
+            memcpy(dev + k * q->image_bytes + s.begin, bw_slot_part(ring, q, c, k), s.end - s.begin);
+        say_chunk(r, c);
+    }
+    if (q->alpha == -3.0f)
+        hang();
+    for (uint64_t i = 0; i < q->n_arrays * q->image_bytes; i++)
+        dev[i]++;
+    r->call_ms = 1.0;
+    if (q->alpha == -2.0f) {
+        free(dev);
+        return;
+    }
+    for (int64_t c = 0; c < q->chunks; c++) {
+        if (c >= q->ring_slots)
+            expect_chunk(q, c - q->ring_slots);
+        int64_t sent = q->alpha == -1.0f && c == 0 ? 1 : c;
+        bw_chunk_span_t s = bw_chunk_span(q, sent);
+        for (int k = 0; k < q->n_arrays; k++)
+            memcpy(bw_slot_part(ring, q, sent, k), dev + k * q->image_bytes + s.begin, s.end - s.begin);
+        say_chunk(r, sent);
+    }
+    free(dev);
+}
+
 static void run(const bw_request *q, bw_reply *r)
 {
     static const char garbage[sizeof(bw_reply)] = {0x5a};
@@ -315,6 +385,10 @@ static void run(const bw_request *q, bw_reply *r)
     }
     if (q->n < 0)
         return;
+    if (q->chunks > 0) {
+        run_chunks(q, r);
+        return;
+    }
     m = map_shm(q->shm_bytes);
     if (m == NULL) {
         r->status = BW_REP_BAD_REQUEST;

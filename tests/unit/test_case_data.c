@@ -2,12 +2,19 @@
  * regenerates inputs and expected values block by block, so these tests put
  * a "kernel" result computed the plain way (whole arrays, bw_inputs_fill and
  * the reference) into the images and ask the check to judge it. Sizes cross
- * the check's block (2048) and part boundaries, and run on 1 and 4 threads. */
+ * the check's block (2048) and part boundaries, and run on 1 and 4 threads.
+ *
+ * A RUN moves the images chunk by chunk through a ring (stream_plan.h).
+ * Every check here is also done that way, through rings small enough that
+ * the sizes above cross many chunks, and must agree with the check of the
+ * whole images in every field; and the chunks the fill writes must add up
+ * to the whole images, byte for byte. */
 #include <stdlib.h>
 #include <string.h>
 #include "case_data.h"
 #include "check_support.h"
 #include "inputs.h"
+#include "stream_plan.h"
 #include "validate.h"
 
 static const int64_t sizes[] = {1, 37, 2048, 2049, 4097, 70001, 300007};
@@ -71,11 +78,108 @@ static void write_correct_output(built *b)
         free(arr[k]);
 }
 
+/* Two rings: chunks of ~1,500 elements (under a check block) and of
+ * ~32,000 (several blocks). */
+#define TEST_SLOTS 3
+static const uint64_t slot_sizes[] = {12288, 196608};
+
+static bw_request plan(const built *b, uint64_t slot_bytes)
+{
+    bw_request q;
+    bw_case_data_request(&b->d, BW_REQ_RUN, &q);
+    ck_assert_int_eq(bw_stream_plan(&q, TEST_SLOTS, slot_bytes), 0);
+    return q;
+}
+
+/* What the worker does with the chunks (run_chunks.c): each chunk of a
+ * slot goes to its place in the device images, and back. */
+static void move_chunk(uint8_t *ring, uint8_t *images, const bw_request *q, int64_t c,
+                       int to_images)
+{
+    bw_chunk_span_t s = bw_chunk_span(q, c);
+    for (int k = 0; k < q->n_arrays; k++) {
+        uint8_t *slot = bw_slot_part(ring, q, c, k);
+        uint8_t *image = images + (uint64_t)k * q->image_bytes + s.begin;
+        if (to_images)
+            memcpy(image, slot, s.end - s.begin);
+        else
+            memcpy(slot, image, s.end - s.begin);
+    }
+}
+
+/* The images as a RUN's fill sends them. */
+static uint8_t *upload(const bw_case_data *d, const bw_request *q)
+{
+    uint8_t *ring = malloc(q->shm_bytes);
+    uint8_t *images = malloc((size_t)(q->n_arrays * q->image_bytes));
+    ck_assert(ring != NULL && images != NULL);
+    bw_case_check k;
+    bw_chunk_ops ops = bw_case_data_chunk_ops(d, &k, 0);
+    for (int64_t c = 0; c < q->chunks; c++) {
+        ops.fill(ops.ctx, q, ring, c);
+        move_chunk(ring, images, q, c, 1);
+    }
+    free(ring);
+    return images;
+}
+
+/* The images' chunks taken as a RUN takes them coming back. */
+static void take_all(const uint8_t *images, const bw_request *q, bw_case_check *k, int hash_only,
+                     const bw_case_data *d)
+{
+    uint8_t *ring = malloc(q->shm_bytes);
+    ck_assert_ptr_nonnull(ring);
+    bw_chunk_ops ops = bw_case_data_chunk_ops(d, k, hash_only);
+    for (int64_t c = 0; c < q->chunks; c++) {
+        move_chunk(ring, (uint8_t *)images, q, c, 0);
+        ops.take(ops.ctx, q, ring, c);
+    }
+    ck_assert_int_eq(k->chunks_taken, q->chunks);
+    free(ring);
+}
+
+static void assert_same_result(const bw_case_result *a, const bw_case_result *b, int64_t chunks)
+{
+    ck_assert_msg(a->outcome == b->outcome && a->out.mismatches == b->out.mismatches &&
+                      a->out.unwritten == b->out.unwritten && a->out.first_bad == b->out.first_bad &&
+                      a->out.last_bad == b->out.last_bad && a->out.max_ulps == b->out.max_ulps &&
+                      a->out.n_reported == b->out.n_reported,
+                  "chunked (%lld chunks) and whole checks disagree: %lld/%lld mismatches, "
+                  "first %lld/%lld", (long long)chunks, (long long)b->out.mismatches,
+                  (long long)a->out.mismatches, (long long)b->out.first_bad,
+                  (long long)a->out.first_bad);
+    for (int k = 0; k < a->out.n_reported; k++) {
+        const bw_mismatch *x = &a->out.reported[k], *y = &b->out.reported[k];
+        ck_assert(x->index == y->index && x->expected == y->expected && x->got == y->got &&
+                  x->ulps == y->ulps);
+    }
+    ck_assert_int_eq(a->nothing_written, b->nothing_written);
+    ck_assert_int_eq(a->guard_bad_bytes, b->guard_bad_bytes);
+    ck_assert_int_eq(a->guard_array, b->guard_array);
+    ck_assert_int_eq(a->guard_first, b->guard_first);
+    ck_assert_int_eq(a->guard_last, b->guard_last);
+    ck_assert_int_eq(a->input_array, b->input_array);
+    ck_assert_int_eq(a->input_changed, b->input_changed);
+    ck_assert_int_eq(a->input_first, b->input_first);
+}
+
+/* The whole images' check, after asserting that the chunked checks say
+ * exactly the same. */
 static bw_case_result check(built *b)
 {
     bw_case_result r;
     bw_case_result_init(&r);
     bw_case_data_check(&b->d, b->images, &r);
+    for (size_t i = 0; i < sizeof slot_sizes / sizeof slot_sizes[0]; i++) {
+        bw_request q = plan(b, slot_sizes[i]);
+        bw_case_check k;
+        take_all(b->images, &q, &k, 0, &b->d);
+        bw_case_result rc;
+        bw_case_result_init(&rc);
+        bw_case_check_finish(&k, &rc);
+        assert_same_result(&r, &rc, q.chunks);
+        bw_case_result_free(&rc);
+    }
     return r;
 }
 
@@ -202,19 +306,76 @@ START_TEST(untouched_images_mean_nothing_written)
 }
 END_TEST
 
-/* The race re-run's hash sees one flipped bit and nothing else. */
+/* The race re-run's hash (a hash-only take) sees one flipped output bit
+ * and nothing else, and equals the hash the full check computes. */
+static uint64_t output_hash(built *b, int hash_only)
+{
+    bw_request q = plan(b, slot_sizes[0]);
+    bw_case_check k;
+    take_all(b->images, &q, &k, hash_only, &b->d);
+    return k.out_hash;
+}
+
 START_TEST(output_hash_tells_outputs_apart)
 {
     const bw_exercise *ex = bw_exercise_find("haxpy");
     bw_case c = make_case(ex, 300007, 5, BW_VALUES_RANDOM);
     built b = build(ex, &c, 4);
     write_correct_output(&b);
-    uint64_t h = bw_case_data_output_hash(&b.d, b.images);
-    ck_assert(h == bw_case_data_output_hash(&b.d, b.images));
+    uint64_t h = output_hash(&b, 1);
+    ck_assert(h == output_hash(&b, 0));
     data(&b, 0)[12] ^= 1;   /* an input: not part of the output's hash */
-    ck_assert(h == bw_case_data_output_hash(&b.d, b.images));
+    ck_assert(h == output_hash(&b, 1));
     data(&b, 1)[299999] ^= 1;
-    ck_assert(h != bw_case_data_output_hash(&b.d, b.images));
+    ck_assert(h != output_hash(&b, 1));
+    data(&b, 1)[299999] ^= 1;
+    data(&b, 1)[0] ^= 0x8000;
+    ck_assert(h != output_hash(&b, 0));
+    done(&b);
+}
+END_TEST
+
+/* The chunks a RUN's fill writes add up to the whole images, guards and
+ * all, for every exercise and size, through both rings. Catches a chunk
+ * written at the wrong place of its slot, a guard byte left out at a chunk
+ * boundary, inputs generated for the wrong element range. */
+START_TEST(chunks_add_up_to_the_whole_images)
+{
+    for (int e = 0; e < bw_exercise_count(); e++) {
+        const bw_exercise *ex = bw_exercise_at(e);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            bw_case c = make_case(ex, sizes[s], (int)(s % 16), BW_VALUES_RANDOM);
+            built b = build(ex, &c, 4);
+            for (size_t i = 0; i < sizeof slot_sizes / sizeof slot_sizes[0]; i++) {
+                bw_request q = plan(&b, slot_sizes[i]);
+                uint8_t *sent = upload(&b.d, &q);
+                ck_assert_msg(memcmp(sent, b.images, (size_t)(q.n_arrays * q.image_bytes)) == 0,
+                              "%s n=%lld, %lld chunks: the chunks differ from the whole images",
+                              ex->name, (long long)c.n, (long long)q.chunks);
+                free(sent);
+            }
+            done(&b);
+        }
+    }
+}
+END_TEST
+
+/* A guard hit at the front (first chunk) of one array and at the back
+ * (last chunk) of another: the report names the first array, as for whole
+ * images. Catches guards merged in chunk order rather than array order. */
+START_TEST(guards_are_reported_by_array_across_chunks)
+{
+    const bw_exercise *ex = bw_exercise_find("vector_sum");
+    bw_case c = make_case(ex, 70001, 2, BW_VALUES_RANDOM);
+    built b = build(ex, &c, 4);
+    write_correct_output(&b);
+    data(&b, 0)[70001] = 0;   /* array 0, past its end: the last chunk */
+    data(&b, 2)[-1] = 0;      /* array 2, before its start: the first chunk */
+    bw_case_result r = check(&b);
+    ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
+    ck_assert_int_eq(r.guard_array, 0);
+    ck_assert_int_eq(r.guard_first, 2 * 70001);
+    ck_assert_int_eq(r.guard_bad_bytes, 4);   /* two bytes each */
     done(&b);
 }
 END_TEST
@@ -230,6 +391,8 @@ static Suite *suite(void)
     tcase_add_test(t, a_write_past_the_end_hits_the_guard);
     tcase_add_test(t, untouched_images_mean_nothing_written);
     tcase_add_test(t, output_hash_tells_outputs_apart);
+    tcase_add_test(t, chunks_add_up_to_the_whole_images);
+    tcase_add_test(t, guards_are_reported_by_array_across_chunks);
     suite_add_tcase(s, t);
     return s;
 }

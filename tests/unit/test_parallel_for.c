@@ -1,5 +1,8 @@
 /* parallel_for: every index exactly once, for many shapes of the problem,
- * plus the default thread count and the fallback when threads cannot start. */
+ * plus the default thread count, the fallback when threads cannot start,
+ * and its pool of threads: kept between calls, bypassed by a nested call,
+ * started afresh after a fork. */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "parallel_for.h"
 #include "check_support.h"
@@ -262,6 +267,115 @@ START_TEST(t_thread_start_failure)
 }
 END_TEST
 
+/* The kernel's id of the calling thread: unlike a pthread_t, not reused
+ * soon after a thread ends. */
+static long kernel_tid(void) { return (long)syscall(SYS_gettid); }
+
+typedef struct {
+    pthread_mutex_t lock;
+    long tids[64];
+    int count;
+} tid_set;
+
+static void tid_body(int64_t begin, int64_t end, void *arg)
+{
+    (void)begin;
+    (void)end;
+    tid_set *t = arg;
+    pthread_mutex_lock(&t->lock);
+    if (t->count < 64)
+        t->tids[t->count++] = kernel_tid();
+    pthread_mutex_unlock(&t->lock);
+}
+
+static int has_tid(const tid_set *t, long tid)
+{
+    for (int i = 0; i < t->count; i++)
+        if (t->tids[i] == tid)
+            return 1;
+    return 0;
+}
+
+/* The second call runs on the first call's threads. Catches threads
+ * started (and ended) on every call. */
+START_TEST(t_pool_threads_are_kept)
+{
+    tid_set a = {PTHREAD_MUTEX_INITIALIZER, {0}, 0}, b = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+    ck_assert_int_eq(parallel_for(8, 8, 1, tid_body, &a), 0);
+    ck_assert_int_eq(parallel_for(8, 8, 1, tid_body, &b), 0);
+    ck_assert_int_eq(a.count, 8);
+    ck_assert_int_eq(b.count, 8);
+    for (int i = 0; i < b.count; i++)
+        EXPECT(has_tid(&a, b.tids[i]), "thread %ld of the second call is new", b.tids[i]);
+}
+END_TEST
+
+typedef struct {
+    record *inner;
+    atomic_int nested_rc;
+} nest_ctx;
+
+static void nesting_body(int64_t begin, int64_t end, void *arg)
+{
+    nest_ctx *n = arg;
+    for (int64_t i = begin; i < end; i++) {
+        record *r = &n->inner[i];
+        if (parallel_for(r->n, 4, 1, record_body, r) != 0)
+            atomic_store(&n->nested_rc, -1);
+    }
+}
+
+/* A body that calls parallel_for while the pool is busy: the inner call
+ * gets threads of its own and finishes. Catches an inner call that waits
+ * for the pool (a deadlock) or is lost. */
+START_TEST(t_nested_calls_finish)
+{
+    enum { OUTER = 6 };
+    record *inner = calloc(OUTER, sizeof *inner);
+    ck_assert_ptr_nonnull(inner);
+    for (int i = 0; i < OUTER; i++) {
+        record *r = record_new(1000 + i, 1);
+        inner[i] = *r;
+        free(r);
+    }
+    nest_ctx n = {inner, 0};
+    ck_assert_int_eq(parallel_for(OUTER, 3, 1, nesting_body, &n), 0);
+    ck_assert_int_eq(atomic_load(&n.nested_rc), 0);
+    for (int i = 0; i < OUTER; i++) {
+        for (int64_t k = 0; k < inner[i].n; k++)
+            EXPECT(inner[i].visits[k] == 1, "inner %d index %lld visited %d times", i,
+                   (long long)k, (int)inner[i].visits[k]);
+        free(inner[i].visits);
+    }
+    free(inner);
+}
+END_TEST
+
+/* A child forked after the pool started has none of its threads: its
+ * calls must start their own. Catches a child waiting forever for threads
+ * that stayed in the parent (it is killed by an alarm after 10 s). */
+START_TEST(t_pool_after_fork)
+{
+    record *r = record_new(5000, 1);
+    ck_assert_int_eq(parallel_for(r->n, 4, 1, record_body, r), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(10);
+        record *c = record_new(7000, 1);
+        int rc = parallel_for(c->n, 4, 1, record_body, c);
+        for (int64_t i = 0; i < c->n; i++)
+            if (c->visits[i] != 1)
+                _exit(2);
+        _exit(rc == 0 ? 0 : 3);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status 0x%x", status);
+    record_free(r);
+}
+END_TEST
+
 static Suite *parallel_for_suite(void)
 {
     Suite *s = suite_create("parallel_for");
@@ -272,6 +386,9 @@ static Suite *parallel_for_suite(void)
     tcase_add_test(tc, t_huge_n_ranges);
     tcase_add_test(tc, t_default_threads);
     tcase_add_test(tc, t_thread_start_failure);
+    tcase_add_test(tc, t_pool_threads_are_kept);
+    tcase_add_test(tc, t_nested_calls_finish);
+    tcase_add_test(tc, t_pool_after_fork);
     suite_add_tcase(s, tc);
     return s;
 }

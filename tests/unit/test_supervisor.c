@@ -17,6 +17,8 @@
 
 #include "shm.h"
 #include "random_u64.h"
+#include "run_dialogue.h"
+#include "stream_plan.h"
 #include "supervisor.h"
 #include "shm_view.h"
 #include "check_support.h"
@@ -239,6 +241,129 @@ START_TEST(run_round_trips_shared_memory)
     ck_assert_ptr_null(bw_worker_take_output(w));
     ck_assert_ptr_null(bw_worker_take_sanitizer_log(w));
     bw_worker_stop(w);
+    bw_shm_destroy(shm);
+    assert_no_children();
+}
+END_TEST
+
+/* ------------------------------------------------------------ RUN dialogue */
+
+/* A RUN of 3 arrays of 5,000 elements through 2 slots of 12 KiB: 4 chunks,
+ * so the window wraps in both directions. */
+static bw_request dialogue_req(float mode)
+{
+    bw_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = BW_REQ_RUN;
+    q.n = 5000;
+    q.n_arrays = 3;
+    q.alpha = mode;
+    q.front_bytes = 518;
+    q.data_bytes = 10000;
+    q.image_bytes = (518 + 10000 + 512 + 255) & ~255u;
+    q.back_bytes = q.image_bytes - q.front_bytes - q.data_bytes;
+    ck_assert_int_eq(bw_stream_plan(&q, 2, 3 * 4096), 0);
+    ck_assert_int_eq(q.chunks, 4);
+    return q;
+}
+
+typedef struct {
+    int64_t filled, taken;   /* chunks so far, each must come in order */
+    int64_t bad_bytes;
+} dialogue_log;
+
+static uint8_t pattern(int k, uint64_t pos) { return (uint8_t)(pos * 7 + (uint64_t)k * 31 + 3); }
+
+static void fill_pattern(void *ctx, const bw_request *q, uint8_t *ring, int64_t c)
+{
+    dialogue_log *l = ctx;
+    ck_assert_int_eq(c, l->filled);
+    l->filled++;
+    bw_chunk_span_t s = bw_chunk_span(q, c);
+    for (int k = 0; k < q->n_arrays; k++)
+        for (uint64_t p = s.begin; p < s.end; p++)
+            bw_slot_part(ring, q, c, k)[p - s.begin] = pattern(k, p);
+}
+
+/* The fake's "kernel" adds 1 to every byte. */
+static void take_pattern(void *ctx, const bw_request *q, const uint8_t *ring, int64_t c)
+{
+    dialogue_log *l = ctx;
+    ck_assert_int_eq(c, l->taken);
+    l->taken++;
+    bw_chunk_span_t s = bw_chunk_span(q, c);
+    for (int k = 0; k < q->n_arrays; k++)
+        for (uint64_t p = s.begin; p < s.end; p++)
+            if (bw_slot_part((uint8_t *)ring, q, c, k)[p - s.begin] != (uint8_t)(pattern(k, p) + 1))
+                l->bad_bytes++;
+}
+
+static bw_call_status dialogue(bw_worker *w, bw_shm *shm, float mode, double timeout,
+                               dialogue_log *l, bw_reply *rep, char **why)
+{
+    bw_request q = dialogue_req(mode);
+    uint8_t *ring = bw_shm_reserve(shm, (size_t)q.shm_bytes);
+    ck_assert_ptr_nonnull(ring);
+    memset(l, 0, sizeof *l);
+    bw_chunk_ops ops = {fill_pattern, take_pattern, l, NULL};
+    return bw_run_dialogue(w, &q, ring, &ops, rep, timeout, why);
+}
+
+/* Every byte of every chunk goes out and comes back, in order, twice on
+ * the same worker. Catches a window that reuses a slot before the worker
+ * freed it (the pattern of a later chunk would come back), chunks taken
+ * out of order, a lost last chunk. */
+START_TEST(run_dialogue_moves_every_chunk_both_ways)
+{
+    bw_shm *shm = make_shm(IMAGE_BYTES);
+    bw_worker *w = start_fake(shm, 4096);
+    for (int round = 0; round < 2; round++) {
+        dialogue_log l;
+        bw_reply rep;
+        char *why = NULL;
+        ck_assert_int_eq(dialogue(w, shm, 0.0f, 5.0, &l, &rep, &why), BW_CALL_OK);
+        ck_assert_ptr_null(why);
+        ck_assert_int_eq(rep.status, BW_REP_OK);
+        ck_assert_uint_eq(rep.kind, BW_REQ_RUN);
+        ck_assert(rep.call_ms == 1.0);
+        ck_assert_int_eq(l.filled, 4);
+        ck_assert_int_eq(l.taken, 4);
+        ck_assert_int_eq(l.bad_bytes, 0);
+    }
+    ck_assert(bw_worker_alive(w));
+    bw_worker_stop(w);
+    bw_shm_destroy(shm);
+    assert_no_children();
+}
+END_TEST
+
+/* A worker that breaks the dialogue is killed and the run is not taken
+ * for done: a chunk out of turn, an OK before any chunk came back, a hang
+ * in the call (timeout), a CUDA error during the upload (its reply ends
+ * the run early, with that status). */
+START_TEST(run_dialogue_refuses_a_broken_dialogue)
+{
+    bw_shm *shm = make_shm(IMAGE_BYTES);
+    const float modes[] = {-1.0f, -2.0f, -3.0f, -4.0f};
+    const bw_call_status want[] = {BW_CALL_PROTOCOL, BW_CALL_PROTOCOL, BW_CALL_TIMEOUT, BW_CALL_OK};
+    const char *says[] = {"where chunk 0 was due", "0 of 4 chunks", "no answer after", NULL};
+    for (int m = 0; m < 4; m++) {
+        bw_worker *w = start_fake(shm, 4096);
+        dialogue_log l;
+        bw_reply rep;
+        char *why = NULL;
+        bw_call_status st = dialogue(w, shm, modes[m], 1.0, &l, &rep, &why);
+        ck_assert_msg(st == want[m], "mode %g: status %d", (double)modes[m], (int)st);
+        if (says[m] != NULL)
+            ck_assert_msg(why != NULL && strstr(why, says[m]) != NULL, "mode %g: %s",
+                          (double)modes[m], why ? why : "(no reason)");
+        else
+            ck_assert_int_eq(rep.status, BW_REP_CUDA_ERROR);
+        ck_assert_int_eq(l.taken, 0);
+        ck_assert(!bw_worker_alive(w));
+        free(why);
+        bw_worker_stop(w);
+    }
     bw_shm_destroy(shm);
     assert_no_children();
 }
@@ -863,6 +988,8 @@ static Suite *supervisor_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, shm_grows_and_keeps_contents);
     tcase_add_test(tc, run_round_trips_shared_memory);
+    tcase_add_test(tc, run_dialogue_moves_every_chunk_both_ways);
+    tcase_add_test(tc, run_dialogue_refuses_a_broken_dialogue);
     tcase_add_test(tc, segfault_is_a_crash_and_a_new_worker_works);
     tcase_add_test(tc, exit_status_is_reported);
     tcase_add_test(tc, hang_times_out);

@@ -399,17 +399,30 @@ def _refuse(w: Worker, refusal) -> None:
     w.rule, w.symbol = refusal.rule, refusal.symbol
 
 
+def _build_at_once(bdir: Path, targets: list[str], verbose: bool) -> bool:
+    """Build every target in one cmake call; True when all of them built."""
+    _require_cmake()
+    rc, _out = run_captured(["cmake", "--build", str(bdir), "-j", str(jobs()), "--target", *targets],
+                            verbose)
+    return rc == 0
+
+
+def _built_worker(w: Worker, bdir: Path) -> None:
+    """A worker whose target built: find it, and vet a student's."""
+    w.path = executable(bdir, w.target)
+    if w.path is None:
+        w.status, w.message = "build_error", f"built {w.target} but cannot find the executable"
+    else:
+        w.status = "ok"
+        if w.label in VETTED_LABELS:
+            _vet_worker(w, bdir)
+
+
 def _build_worker(w: Worker, bdir: Path, verbose: bool, path_map: dict[str, str]) -> None:
     started = time.time()
     ok, lines = build_target(bdir, w.target, verbose, path_map)
     if ok:
-        w.path = executable(bdir, w.target)
-        if w.path is None:
-            w.status, w.message = "build_error", f"built {w.target} but cannot find the executable"
-        else:
-            w.status = "ok"
-            if w.label in VETTED_LABELS:
-                _vet_worker(w, bdir)
+        _built_worker(w, bdir)
     else:
         w.status, w.lines = "build_error", lines
         w.message = f"{w.exercise} ({w.label}) did not compile"
@@ -494,8 +507,6 @@ def prepare(exercises: list[str], variant: str = "student", submission: Submissi
     options: dict[str, str] = {"BW_STUDENT_ONLY": "OFF"} if full else {}
     configure(root, bdir, options, verbose)
     console.say("building the grader ...")
-    build_kit(bdir, ["bwgrade", "bwworker"], verbose, root)
-    plan.bwgrade = executable(bdir, "bwgrade")
 
     main_map = {str(root) + "/": ""}
     for ex in exercises:
@@ -520,21 +531,39 @@ def prepare(exercises: list[str], variant: str = "student", submission: Submissi
 
     pending = [w for w in plan.workers if w.status == "pending"]
     in_main = [w for w in pending if w.label != "submission"]
+    # One cmake call for the grader and every worker when all of it builds
+    # (the usual case, and a no-op once built: ~0.15 s a call saved per
+    # target); on a failure, target by target, so that a compile error is
+    # told apart from the kit's own and lands in its exercise only.
+    at_once = _build_at_once(bdir, ["bwgrade", "bwworker"] + [w.target for w in in_main], verbose)
+    if not at_once:
+        build_kit(bdir, ["bwgrade", "bwworker"], verbose, root)
+    plan.bwgrade = executable(bdir, "bwgrade")
     if in_main:
         console.say("building the workers ...")
     for w in in_main:
-        _build_worker(w, bdir, verbose, main_map)
+        if at_once:
+            _built_worker(w, bdir)
+            _say_state(w)
+        else:
+            _build_worker(w, bdir, verbose, main_map)
 
     sub_workers = [w for w in pending if w.label == "submission"]
     if sub_workers:
         assert submission is not None
         student, tree = _submission_tree(root, bdir, submission, all_names)
         configure(root, tree, {"BW_STUDENT_DIR": str(student), "BW_STUDENT_ONLY": "ON"}, verbose)
-        build_kit(tree, ["bwworker"], verbose, root)
+        at_once = _build_at_once(tree, ["bwworker"] + [w.target for w in sub_workers], verbose)
+        if not at_once:
+            build_kit(tree, ["bwworker"], verbose, root)
         console.say("building the submission's workers ...")
         sub_map = {str(student): "exercises", str(root) + "/": ""}
         for w in sub_workers:
-            _build_worker(w, tree, verbose, sub_map)
+            if at_once:
+                _built_worker(w, tree)
+                _say_state(w)
+            else:
+                _build_worker(w, tree, verbose, sub_map)
 
     for w in plan.workers:
         if w.status == "missing" or w.status == "unavailable":

@@ -3,6 +3,13 @@
 bwgrade's own report is what the student reads: it is streamed as is. This
 module only builds, starts bwgrade once per exercise, keeps its JSON and
 prints a one-line summary at the end.
+
+The exercises' bwgrade processes run side by side (each holds little host
+memory: the images stream through a ring), sharing a lock file so that a
+case too large to share the device (over a quarter of its memory) runs
+alone. Their reports are shown
+one exercise after the other, in table order: the first streams live, the
+others are held until their turn.
 """
 from __future__ import annotations
 
@@ -10,10 +17,13 @@ import argparse
 import collections
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Callable
 
 from . import EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, build, console, exercises, repo_root
 from .submission import Submission, SubmissionError
@@ -98,9 +108,15 @@ def prepare(args: argparse.Namespace, peers: bool = False) -> tuple[list[str], s
 
 # --- running bwgrade -------------------------------------------------------------------
 
-def stream(cmd: list[str], tail_lines: int = 40) -> tuple[int, list[str]]:
-    """Run cmd, copying its output to our stdout as it comes; return the
-    exit code and the last lines."""
+def _to_stdout(line: str) -> None:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+
+
+def stream(cmd: list[str], tail_lines: int = 40,
+           out: Callable[[str], None] = _to_stdout) -> tuple[int, list[str]]:
+    """Run cmd, handing its output to out (our stdout) line by line as it
+    comes; return the exit code and the last lines."""
     tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
     sys.stdout.flush()
     try:
@@ -108,13 +124,12 @@ def stream(cmd: list[str], tail_lines: int = 40) -> tuple[int, list[str]]:
                                 text=True, errors="replace", bufsize=1)
     except OSError as e:
         msg = f"cannot start {cmd[0]}: {e.strerror or e}"
-        print(msg, flush=True)
+        out(msg + "\n")
         return 127, [msg]
     with proc:
         assert proc.stdout is not None
         for line in proc.stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            out(line)
             tail.append(line.rstrip("\n"))
     return proc.wait(), list(tail)
 
@@ -134,14 +149,15 @@ def looks_like_no_device(lines: list[str]) -> bool:
 
 
 def run_bwgrade(bwgrade: Path, mode: str, exercise: str, worker: Path,
-                extra: list[str]) -> tuple[int, dict | None, list[str]]:
+                extra: list[str], out: Callable[[str], None] = _to_stdout
+                ) -> tuple[int, dict | None, list[str]]:
     """One bwgrade run with --json into a temporary file; returns its exit
     code, its JSON (None if it wrote none) and the tail of its output."""
     with tempfile.TemporaryDirectory(prefix="bwlab-") as tmp:
-        out = Path(tmp) / "report.json"
-        cmd = [str(bwgrade), mode, exercise, "--worker", str(worker), *extra, "--json", str(out)]
-        rc, tail = stream(cmd)
-        return rc, read_json(out), tail
+        report = Path(tmp) / "report.json"
+        cmd = [str(bwgrade), mode, exercise, "--worker", str(worker), *extra, "--json", str(report)]
+        rc, tail = stream(cmd, out=out)
+        return rc, read_json(report), tail
 
 
 def error_doc(exercise: str, status: str, detail: str, lines: list[str] | None = None) -> dict:
@@ -230,6 +246,53 @@ def write_json(path: str, doc: dict) -> None:
     os.replace(tmp, p)
 
 
+class ExerciseRun(threading.Thread):
+    """One exercise's bwgrade runs (one per sanitizer tool), in a thread;
+    its output waits in a queue until show() prints it."""
+
+    def __init__(self, bwgrade: Path, ex: str, worker: Path, args: argparse.Namespace,
+                 lock: list[str]):
+        super().__init__(daemon=True)
+        self.bwgrade, self.ex, self.worker, self.args, self.lock = bwgrade, ex, worker, args, lock
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.doc: dict = {}
+        self.no_device = self.could_not_run = False
+
+    def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            self.lines.put(None)
+
+    def _run(self) -> None:
+        runs: list[tuple[str | None, dict]] = []
+        for tool in sanitizers_of(self.args):
+            rc, doc, tail = run_bwgrade(self.bwgrade, "test", self.ex, self.worker,
+                                        test_extra_args(self.args, tool) + self.lock,
+                                        out=self.lines.put)
+            if rc == EXIT_NO_DEVICE:
+                if looks_like_no_device(tail):
+                    self.no_device = True
+                    doc = error_doc(self.ex, "not_run", "no CUDA device: " + (tail[-1] if tail else ""))
+                else:
+                    self.could_not_run = True
+                    doc = doc or error_doc(self.ex, "error", "bwgrade could not run the worker (exit 3)")
+                runs.append((tool, doc))
+                break
+            if doc is None:
+                why = ("bwgrade refused the command line (exit 2)" if rc == EXIT_USAGE
+                       else f"bwgrade exited with code {rc} and wrote no report")
+                doc = error_doc(self.ex, "error", why)
+            runs.append((tool, doc))
+        self.doc = combine_sanitizer_runs(runs)
+
+    def show(self) -> None:
+        """Print the output as it comes, until the runs are done."""
+        while (line := self.lines.get()) is not None:
+            _to_stdout(line)
+        self.join()
+
+
 # --- the command -----------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -255,15 +318,19 @@ def run(args: argparse.Namespace) -> int:
     except Stop as s:
         return s.code
 
+    assert plan.bwgrade is not None or not any(w.ok for w in plan.workers)
+    runnable = [ex for ex in chosen if plan.for_exercise(ex)[0].ok]
+    lock = [] if len(runnable) < 2 else ["--device-lock", str(plan.build_dir / "device.lock")]
+    runs = {ex: ExerciseRun(plan.bwgrade, ex, plan.for_exercise(ex)[0].path, args, lock)
+            for ex in runnable}
+    for r in runs.values():
+        r.start()
+
     results: dict[str, dict] = {}
     no_device = False
     could_not_run = False
-    assert plan.bwgrade is not None or not any(w.ok for w in plan.workers)
     for ex in chosen:
         w = plan.for_exercise(ex)[0]
-        if no_device:
-            results[ex] = error_doc(ex, "not_run", "no CUDA device")
-            continue
         console.heading(f"{ex} ({w.label})")
         if not w.ok:
             console.say(w.message)
@@ -271,24 +338,11 @@ def run(args: argparse.Namespace) -> int:
                 console.say(console.indent(w.lines))
             results[ex] = worker_problem_doc(w)
             continue
-        runs: list[tuple[str | None, dict]] = []
-        for tool in sanitizers_of(args):
-            rc, doc, tail = run_bwgrade(plan.bwgrade, "test", ex, w.path, test_extra_args(args, tool))
-            if rc == EXIT_NO_DEVICE:
-                if looks_like_no_device(tail):
-                    no_device = True
-                    doc = error_doc(ex, "not_run", "no CUDA device: " + (tail[-1] if tail else ""))
-                else:
-                    could_not_run = True
-                    doc = doc or error_doc(ex, "error", "bwgrade could not run the worker (exit 3)")
-                runs.append((tool, doc))
-                break
-            if doc is None:
-                why = ("bwgrade refused the command line (exit 2)" if rc == EXIT_USAGE
-                       else f"bwgrade exited with code {rc} and wrote no report")
-                doc = error_doc(ex, "error", why)
-            runs.append((tool, doc))
-        results[ex] = combine_sanitizer_runs(runs)
+        r = runs[ex]
+        r.show()
+        results[ex] = r.doc
+        no_device = no_device or r.no_device
+        could_not_run = could_not_run or r.could_not_run
 
     console.say("")
     built_all = all(w.ok for w in plan.workers)
