@@ -103,17 +103,12 @@ bw_call_status bw_run_dialogue(bw_worker *w, const bw_request *run, uint8_t *rin
             w, bw_format_alloc("the worker ended the run with %" PRId64 " of %" PRId64
                                " chunks sent back; it was killed", taken, chunks),
             why);
-    if (st == BW_CALL_OK && !d.done) {
-        bw_reply m;
-        st = bw_worker_receive(w, d.q.nonce, &m, d.deadline, timeout_s, why);
-        if (st == BW_CALL_OK && m.kind != BW_REQ_RUN)
-            return bw_worker_protocol_error(
-                w, bw_format_alloc("the worker sent message kind %u where the end of the run was "
-                                   "due; it was killed", (unsigned)m.kind),
-                why);
-        if (st == BW_CALL_OK)
-            *rep = m;
-    }
+    /* The end of the run: a RUN reply, nothing else. */
+    if (st == BW_CALL_OK && !d.done && (st = next(&d, -1)) == BW_CALL_OK && !d.done)
+        return bw_worker_protocol_error(
+            w, bw_format_alloc("the worker sent a chunk where the end of the run was due; "
+                               "it was killed"),
+            why);
     if (ops->times) {
         tm.upload = t1 - t0;
         tm.call = t2 - t1;

@@ -656,14 +656,6 @@ static bw_call_status receive_reply(bw_worker *w, uint64_t nonce, bw_reply *rep,
     return BW_CALL_OK;
 }
 
-static bw_call_status wrong_kind(bw_worker *w, uint32_t got, uint32_t want, char **why)
-{
-    (void)kill_and_reap(w);
-    set_why(why, bw_format_alloc("the worker answered request kind %u to a request of kind %u; "
-                      "it was killed", (unsigned)got, (unsigned)want));
-    return BW_CALL_PROTOCOL;
-}
-
 static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep,
                               double timeout_s, char **why)
 {
@@ -676,7 +668,10 @@ static bw_call_status do_call(bw_worker *w, const bw_request *req, bw_reply *rep
     double deadline = timeout_s > 0 ? bw_mono_s() + timeout_s : -1.0;
     st = receive_reply(w, q.nonce, rep, deadline, timeout_s, why);
     if (st == BW_CALL_OK && rep->kind != q.kind)
-        return wrong_kind(w, rep->kind, q.kind, why);
+        return bw_worker_protocol_error(
+            w, bw_format_alloc("the worker answered request kind %u to a request of kind %u; "
+                               "it was killed", (unsigned)rep->kind, (unsigned)q.kind),
+            why);
     return st;
 }
 
