@@ -43,9 +43,9 @@ typedef struct {
     bw_compare_result out;
     int64_t changed[BW_MAX_ARRAYS];    /* input elements the call changed */
     int64_t first[BW_MAX_ARRAYS];      /* ... the first of them, -1 if none */
-    int64_t output_moved;              /* in place: output elements unlike the input */
+    int output_moved;                  /* in place: some output element unlike its input */
     bw_guard_scan guards[BW_MAX_ARRAYS];
-    uint64_t out_hash;                 /* the output's bits, to tell two runs apart */
+    uint32_t out_hash;                 /* bw_race_hash of the output: tells two runs apart */
     int64_t chunks_taken;
 } bw_case_check;
 

@@ -42,7 +42,7 @@ static void phase(double *mark, double *times, int k)
 
 /* Same inputs, same layout, once more: different output bits mean the
  * result depends on timing, i.e. a race. */
-static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint64_t first_hash,
+static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint32_t first_hash,
                            const bw_request *req, double limit, bw_case_result *r)
 {
     bw_case_check again;

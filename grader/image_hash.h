@@ -16,4 +16,11 @@ uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_byte
 uint64_t bw_elems_hash(const uint8_t *data, int array, int64_t first_index, int64_t count,
                        uint64_t key);
 
+/* A cheap fingerprint of an output, elements [first_index, first_index +
+ * count) at data: the sum mod 2^32 of v_i * K_i, with K_i odd and drawn from
+ * key and i. Any single changed element changes it; a sum, so the pieces
+ * of any split of the range add up (mod 2^32) to the whole's value. It tells a re-run's output from the first
+ * run's (a race); it proves nothing against a forger, unlike the hash above. */
+uint32_t bw_race_hash(const uint8_t *data, int64_t first_index, int64_t count, uint64_t key);
+
 #endif

@@ -98,12 +98,47 @@ typedef struct {
     uint64_t base[BW_MAX_ARRAYS];
 } fill_ctx;
 
+/* The random class, the values of every large case, takes one hash per
+ * four elements: element i is the 16-bit lane i % 4 of the hash of group
+ * i / 4, with random_value's bit layout applied to all four lanes at once
+ * (sign bit 0, exponent bits 1-4, mantissa bits 8-14 of each lane). Four
+ * hashes per element group made the fill and the check's regeneration the
+ * largest part of the huge case's host time (issue 12). */
+#define LANES(v) (UINT64_C(0x0001000100010001) * (v))
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "random_run stores four lanes as one little-endian word"
+#endif
+
+static uint64_t random_lanes(uint64_t base, uint64_t group)
+{
+    uint64_t h = bw_mix64(base + group * GOLDEN);
+    uint64_t sign = (h & LANES(1)) << 15;
+    uint64_t exponent = (((h >> 1) & LANES(0xF)) + LANES(127 - 8)) << 7;
+    uint64_t mantissa = (h >> 8) & LANES(0x7F);
+    return sign | exponent | mantissa;
+}
+
+static bf16_t lane_of(uint64_t lanes, int64_t i)
+{
+    return (bf16_t)(lanes >> (16 * (i & 3)));
+}
+
 /* out[j] = element begin + j: the loop that fills 2^31 elements twice per
- * array in the huge case (images, then the check), hence vectorized. */
+ * array in the huge case (images, then the check), hence vectorized. Whole
+ * groups go out as 8-byte stores; a group cut by begin or end lane by lane. */
 BW_HOT_LOOP static void random_run(bf16_t *out, uint64_t base, int64_t begin, int64_t end)
 {
-    for (int64_t i = begin; i < end; i++)
-        out[i - begin] = random_value(bw_mix64(base + (uint64_t)i * GOLDEN));
+    int64_t i = begin;
+    for (; i < end && (i & 3) != 0; i++)
+        out[i - begin] = lane_of(random_lanes(base, (uint64_t)i >> 2), i);
+    int64_t g0 = i >> 2, g1 = end >> 2;
+    uint8_t *at = (uint8_t *)(out + (i - begin));
+    for (int64_t g = g0; g < g1; g++) {
+        uint64_t v = random_lanes(base, (uint64_t)g);
+        memcpy(at + 8 * (g - g0), &v, sizeof v);   /* little-endian: lane k is element 4g + k */
+    }
+    for (i = g1 > g0 ? g1 * 4 : i; i < end; i++)
+        out[i - begin] = lane_of(random_lanes(base, (uint64_t)i >> 2), i);
 }
 
 /* Random values need no pairing between arrays: one tight loop per array. */

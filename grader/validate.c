@@ -3,6 +3,7 @@
  * mismatches are reported) is the same for every thread count. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "validate.h"
 #include "image.h"
 #include "parallel_for.h"
@@ -61,12 +62,21 @@ void bw_compare_init(bw_compare_result *r)
     r->n_reported = 0;
 }
 
-/* How many of a[0..len) and b[0..len) differ: a loop the compiler vectorizes. */
+/* How many of a[0..len) and b[0..len) differ. Nearly every call finds none,
+ * which memcmp settles fastest; counting uses 32-bit partial sums, which
+ * vectorize twice as wide as a 64-bit count of 16-bit compares. */
 BW_HOT_LOOP static int64_t count_differences(const bf16_t *a, const bf16_t *b, int64_t len)
 {
+    if (len <= 0 || memcmp(a, b, (size_t)len * sizeof *a) == 0)
+        return 0;
     int64_t k = 0;
-    for (int64_t i = 0; i < len; i++)
-        k += a[i] != b[i];
+    for (int64_t i0 = 0; i0 < len; i0 += (int64_t)1 << 20) {
+        int64_t i1 = len - i0 < ((int64_t)1 << 20) ? len : i0 + ((int64_t)1 << 20);
+        uint32_t part = 0;
+        for (int64_t i = i0; i < i1; i++)
+            part += a[i] != b[i];
+        k += part;
+    }
     return k;
 }
 

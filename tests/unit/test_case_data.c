@@ -308,7 +308,7 @@ END_TEST
 
 /* The race re-run's hash (a hash-only take) sees one flipped output bit
  * and nothing else, and equals the hash the full check computes. */
-static uint64_t output_hash(built *b, int hash_only)
+static uint32_t output_hash(built *b, int hash_only)
 {
     bw_request q = plan(b, slot_sizes[0]);
     bw_case_check k;

@@ -185,6 +185,57 @@ START_TEST(images_hash_matches_terms)
 }
 END_TEST
 
+/* The check's race fingerprint: pieces of any split add up to the whole,
+ * one changed element anywhere (even by 0x8000, the sign bit) or two swapped
+ * ones change it, and the key matters. Catches a hash whose K_i is even
+ * (a change by a power of two vanishing), one indexed from the piece's start
+ * instead of the element's index (a split changing the value, a swap going
+ * unseen), and one that skips a piece's tail. */
+START_TEST(race_hash_splits_and_changes)
+{
+    enum { N = 4099 };
+    const uint64_t key = 0x7261636568617368ULL;
+    static uint16_t v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = (uint16_t)(i * 40503u + 17u);
+    const uint8_t *d = (const uint8_t *)v;
+    uint32_t whole = bw_race_hash(d, 1000, N, key);
+    for (int cut = 0; cut <= N; cut += 97)
+        ck_assert_uint_eq((uint32_t)(bw_race_hash(d, 1000, cut, key) +
+                                     bw_race_hash(d + 2 * cut, 1000 + cut, N - cut, key)),
+                          whole);
+    ck_assert_uint_ne(bw_race_hash(d, 1000, N, key ^ 2), whole);
+    ck_assert_uint_ne(bw_race_hash(d, 1001, N, key), whole);
+    int unseen = 0;
+    for (int i = 0; i < N; i++) {
+        static const uint16_t flips[] = {1, 0x40, 0x8000, 0xFFFF};
+        uint16_t keep = v[i];
+        for (int f = 0; f < 4; f++) {
+            v[i] = keep ^ flips[f];
+            unseen += bw_race_hash(d, 1000, N, key) == whole;
+        }
+        v[i] = keep;
+    }
+    ck_assert_int_eq(unseen, 0);
+    for (int i = 0; i + 1 < N; i += 101) {
+        uint16_t t = v[i];
+        v[i] = v[i + 1];
+        v[i + 1] = t;
+        unseen += bw_race_hash(d, 1000, N, key) == whole;
+        v[i + 1] = v[i];
+        v[i] = t;
+    }
+    ck_assert_int_eq(unseen, 0);
+    ck_assert_uint_eq(bw_race_hash(d, 1000, N, key), whole);
+    /* A key that makes element 1005's multiplier 0 but for its odd bit. */
+    const uint64_t zero_at_1005 = (uint32_t)(0u - 1005u * 0x9E3779B9u);
+    uint32_t h = bw_race_hash(d, 1000, N, zero_at_1005);
+    v[5] ^= 0x8000;
+    ck_assert_uint_ne(bw_race_hash(d, 1000, N, zero_at_1005), h);
+    v[5] ^= 0x8000;
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("image");
@@ -196,6 +247,7 @@ int main(void)
     tcase_add_test(t, several_flips);
     tcase_add_test(t, shifted_guard_detected);
     tcase_add_test(t, images_hash_matches_terms);
+    tcase_add_test(t, race_hash_splits_and_changes);
     suite_add_tcase(s, t);
     return bw_run_suite(s);
 }

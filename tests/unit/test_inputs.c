@@ -214,6 +214,38 @@ START_TEST(outputs_untouched)
 }
 END_TEST
 
+/* A check regenerates inputs for any element range: each range must equal
+ * the same slice of a whole fill, whatever its start and end modulo the four
+ * elements that share a hash, and neighbours must not repeat one another.
+ * Catches groups of four counted from the range's start instead of element
+ * 0, a lost head or tail of a range, and one hash lane reused for all four. */
+START_TEST(any_range_matches_the_whole)
+{
+    const bw_exercise *ex = bw_exercise_find(exercises[_i % 2]);
+    bw_case c = make_case(4096, (bw_value_class)(_i / 2), 1.25f, 77);
+    arrays whole = alloc_arrays(4096, 0), part = alloc_arrays(4096, 0);
+    bw_inputs_fill(ex, &c, whole.a, 1);
+    int mismatched = 0;
+    for (int64_t begin = 0; begin < 9; begin++)
+        for (int64_t end = begin; end < begin + 23; end++) {
+            bw_inputs_fill_range(ex, &c, part.a, 1000 + begin, 1000 + end);
+            for (int k = 0; k < ex->n_arrays; k++)
+                if (bw_exercise_is_input(ex, k))
+                    mismatched += memcmp(part.a[k], whole.a[k] + 1000 + begin,
+                                         (size_t)(end - begin) * sizeof(bf16_t)) != 0;
+        }
+    ck_assert_int_eq(mismatched, 0);
+    if (c.values == BW_VALUES_RANDOM) {   /* 12 random bits a value: about one repeat */
+        int64_t repeats = 0;
+        for (int64_t i = 1; i < 4096; i++)
+            repeats += whole.a[0][i] == whole.a[0][i - 1];
+        ck_assert_int_lt(repeats, 20);
+    }
+    free_arrays(&whole);
+    free_arrays(&part);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inputs");
@@ -222,6 +254,7 @@ int main(void)
     tcase_add_loop_test(t, never_poison, 0, 2);
     tcase_add_loop_test(t, random_values_moderate, 0, 2);
     tcase_add_loop_test(t, special_values_present, 0, 2);
+    tcase_add_loop_test(t, any_range_matches_the_whole, 0, 6);
     tcase_add_test(t, cancel_cancels);
     tcase_add_test(t, outputs_untouched);
     suite_add_tcase(s, t);
