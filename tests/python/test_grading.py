@@ -911,6 +911,53 @@ class BatchTests(unittest.TestCase):
         self.assertEqual(code, 3, text)
         self.assertFalse((self.dir / "nd" / "b.json").exists())
 
+    def test_the_grader_builds_while_submissions_build_but_before_any_run(self):
+        """Catches the grader's build delaying the first submission's build
+        (the batch's fixed cost), and a lane running bwgrade before it exists."""
+        class SlowSetup(FakeRunner):
+            def __init__(self):
+                super().__init__()
+                self.builds_during_setup = threading.Event()
+                self.setup_over = threading.Event()
+                self.early_runs = 0
+
+            def setup(self, timeout):
+                # Returns once a build has started, so a serial setup would wait here
+                # for ever; the 30 s bound keeps a broken version from hanging the suite.
+                self.builds_during_setup.wait(30)
+                time.sleep(0.05)
+                self.setup_over.set()
+
+            def build(self, sub, sid, timeout):
+                self.builds_during_setup.set()
+                return super().build(sub, sid, timeout)
+
+            def test(self, *args):
+                self.early_runs += not self.setup_over.is_set()
+                return super().test(*args)
+
+        runner = SlowSetup()
+        t0 = time.monotonic()
+        code, text, _ = self.grade("--gpus", "0,1", runner=runner, out="overlap")
+        self.assertEqual(code, 0, text)
+        self.assertLess(time.monotonic() - t0, 20, "the grader's build waited for the builds")
+        self.assertTrue(runner.setup_over.is_set())
+        self.assertEqual(runner.early_runs, 0)
+        self.assertRegex(text, r"time: batch [0-9.]+ s wall \(bwgrade built in [0-9.]+ s alongside "
+                               r"the first builds, first run after [0-9.]+ s\); 2 lanes busy")
+
+    def test_a_grader_that_does_not_build_stops_the_batch_with_exit_4(self):
+        class BrokenKit(FakeRunner):
+            def setup(self, timeout):
+                raise grade_runner.build.KitError("the grader did not build (exit 2)", ["grader/main.c:1: error"])
+
+        code, text, runner = self.grade(runner=BrokenKit(), out="broken_kit")
+        self.assertEqual(code, 4, text)
+        self.assertIn("the grader did not build (exit 2)", text)
+        self.assertIn("grader/main.c:1: error", text)
+        self.assertFalse([c for c in runner.calls if c[0] == "test"])
+        self.assertEqual([p.name for p in (self.dir / "broken_kit").glob("*.json")], ["manifest.json"])
+
     def test_usage_errors(self):
         good = str(write_sub(self.subs / "alice", GOOD))
         other = self.dir / "elsewhere" / "alice.tar.gz"

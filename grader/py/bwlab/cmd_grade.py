@@ -34,6 +34,8 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __version__,
@@ -41,7 +43,7 @@ from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __versi
 from . import gradebook, sandbox, scoring
 from .build import KitError
 from .child_run import kill_all_children
-from .grade_batch import NoDevice, Options, child_env, grade_batch
+from .grade_batch import LaneTimes, NoDevice, Options, child_env, grade_batch
 from .grade_runner import KitRunner
 from .scoring import fmt_points
 from .seeds import DEFAULT_SEED_FILE, SECRET_ENV, SeedError, find_seed
@@ -133,6 +135,49 @@ def finish(out_dir: Path, manifest: dict, exercises_: list[str]) -> list[dict]:
     gradebook.write_outputs(out_dir, records, exercises_)
     gradebook.write_manifest(out_dir, manifest)
     return records
+
+
+class GraderBuild:
+    """runner.setup (building bwgrade) on a thread of its own, so that it
+    overlaps the first submissions' builds instead of delaying them; the
+    lanes call wait() before their first run, which re-raises its error."""
+
+    def __init__(self, runner, timeout: float):
+        self.seconds = 0.0
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        setup = getattr(runner, "setup", None)
+        if setup is None:
+            self._done.set()
+            return
+        threading.Thread(target=self._run, args=(setup, timeout), daemon=True,
+                         name="bwlab-grader-build").start()
+
+    def _run(self, setup, timeout: float) -> None:
+        t0 = time.monotonic()
+        try:
+            setup(timeout)
+        except BaseException as e:  # noqa: BLE001 - handed to whoever waits
+            self._error = e
+        finally:
+            self.seconds = time.monotonic() - t0
+            self._done.set()
+
+    def wait(self) -> None:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+
+
+def wall_line(t: LaneTimes, grader: GraderBuild, lanes: int) -> str:
+    """How the batch's wall time split: the grader's build, the wait for the
+    first submission's build, and how busy the lanes were."""
+    busy = sum(t.busy)
+    share = busy / (t.wall * lanes) if t.wall > 0 else 0.0
+    first = f", first run after {t.first_test:.1f} s" if t.first_test is not None else ""
+    return (f"time: batch {t.wall:.1f} s wall (bwgrade built in {grader.seconds:.1f} s alongside "
+            f"the first builds{first}); {console.plural(lanes, 'lane')} busy {busy:.1f} s, "
+            f"{100 * share:.0f}% of the wall")
 
 
 def run(args: argparse.Namespace, runner=None) -> int:
@@ -238,19 +283,20 @@ def run(args: argparse.Namespace, runner=None) -> int:
             console.error(f"the policy runs memcheck ({', '.join(memcheck_in)}), but {missing}; "
                           "install it, or set memcheck = none in the policy to grade without it")
             return EXIT_USAGE
+        runner.sandbox_args = tuple(box.bwgrade_args())
+        grader = GraderBuild(runner, limits["build_timeout"] * 2)
+        gradebook.write_manifest(out_dir, manifest)
+        times = LaneTimes()
         try:
-            if hasattr(runner, "setup"):
-                runner.setup(limits["build_timeout"] * 2)
+            grade_batch(runner, todo, opts,
+                        on_record=lambda r: gradebook.write_record(out_dir, {**r, "sandbox": box.kind}),
+                        ready=grader.wait, times=times)
+            grader.wait()   # a failed grader build, when no lane got as far as waiting for it
         except KitError as e:
             console.error(e.message)
             if e.lines:
                 console.say(console.indent(e.lines))
             return EXIT_KIT
-        gradebook.write_manifest(out_dir, manifest)
-        runner.sandbox_args = tuple(box.bwgrade_args())
-        try:
-            grade_batch(runner, todo, opts,
-                        on_record=lambda r: gradebook.write_record(out_dir, {**r, "sandbox": box.kind}))
         except NoDevice as e:
             console.error(f"no CUDA device: nothing more can be graded ({e})")
             finish(out_dir, manifest, names)
@@ -277,6 +323,8 @@ def run(args: argparse.Namespace, runner=None) -> int:
             console.say(f"PROBLEM {r['id']}: {p}")
     for line in gradebook.time_lines(records):
         console.say(line)
+    if records:
+        console.say(wall_line(times, grader, len(lanes)))
     console.say(f"wrote {out_dir}/{gradebook.GRADEBOOK}, {gradebook.JUNIT}, "
                 f"<id>.json and {gradebook.GRADESCOPE_DIR}/<id>/results.json")
     return EXIT_FAIL if troubled else EXIT_OK

@@ -280,15 +280,28 @@ def _run_memcheck(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
         problems.append(f"{ex}: {why}" + (f": {tail}" if tail else ""))
 
 
+@dataclass
+class LaneTimes:
+    """Where a batch's wall time went, for the closing "time:" line."""
+    wall: float = 0.0
+    busy: list[float] = field(default_factory=list)   # per lane: running bwgrade and scoring
+    first_test: float | None = None                   # seconds until a lane first had work
+
+
 def grade_batch(runner, todo: dict[str, Path], opts: Options,
-                on_record=None) -> list[dict]:
+                on_record=None, ready=None, times: LaneTimes | None = None) -> list[dict]:
     """Grade the submissions in todo (id -> path) in sorted id order: builds on
     up to opts.jobs threads, runs on one lane per GPU. on_record(rec) is called
-    as each finishes. Raises NoDevice (after stopping the others)."""
+    as each finishes; ready(), when given, before a lane runs anything (it
+    waits for bwgrade to be built, and raises if it was not). Raises NoDevice
+    (after stopping the others). times, when given, is filled in."""
     ids = sorted(todo)
+    t_start = time.monotonic()
     progress = Progress(len(ids), opts.quiet)
     records: dict[str, dict] = {}
     lanes = opts.lanes or [None]
+    busy = [0.0] * len(lanes)
+    first_test: list[float] = []
     ahead = threading.Semaphore(len(lanes) + max(1, opts.jobs))
     work: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -308,7 +321,7 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
         for _ in lanes:
             work.put(None)
 
-    def lane(gpu: str | None) -> None:
+    def lane(slot: int, gpu: str | None) -> None:
         while True:
             item = work.get()
             if item is None:
@@ -319,8 +332,14 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
                 if stop.is_set():
                     continue
                 sub, built, load_problems = fut.result()
+                if ready is not None:
+                    ready()
+                t0 = time.monotonic()
+                if not first_test:
+                    first_test.append(t0 - t_start)
                 progress.started(sid, gpu)
                 rec = test_submission(runner, sid, todo[sid], sub, built, load_problems, gpu, opts)
+                busy[slot] += time.monotonic() - t0
                 if stop.is_set():
                     continue   # its runs may have been killed by the stop: no record
                 records[sid] = rec
@@ -341,7 +360,7 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
 
     pool = ThreadPoolExecutor(max_workers=max(1, opts.jobs), thread_name_prefix="bwlab-build")
     prod = threading.Thread(target=producer, args=(pool,), daemon=True)
-    threads = [threading.Thread(target=lane, args=(g,), daemon=True) for g in lanes]
+    threads = [threading.Thread(target=lane, args=(i, g), daemon=True) for i, g in enumerate(lanes)]
     try:
         prod.start()
         for t in threads:
@@ -357,6 +376,10 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True, cancel_futures=True)
+    if times is not None:
+        times.wall = time.monotonic() - t_start
+        times.busy = busy
+        times.first_test = first_test[0] if first_test else None
     if failure:
         raise failure[0]
     return [records[s] for s in ids if s in records]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,9 @@ class KitRunner:
         self.build_jobs = max(1, build_jobs)
         self.bwgrade = Path(bwgrade) if bwgrade else None
         self.verbose = verbose
-        self.archs: str | None = None
+        self._archs: str | None = None
+        self._archs_read = False
+        self._lock = threading.Lock()   # setup runs alongside the first builds
         self._kit_files: list[str] | None = None
 
     # -- set-up ---------------------------------------------------------------
@@ -75,12 +78,23 @@ class KitRunner:
         """The kit files a build may see: the student handout's own list
         (handout_files: no solutions, no instructor files), minus what the
         student-only build never reads (docs, tests, the Python layer)."""
-        if self._kit_files is None:
-            files, _ = handout_files.list_files(self.root)
-            kept, _ = handout_files.select(files)
-            self._kit_files = [f for f in kept
-                               if not f.startswith(KIT_SKIP) or f == "tests/CMakeLists.txt"]
-        return self._kit_files
+        with self._lock:
+            if self._kit_files is None:
+                files, _ = handout_files.list_files(self.root)
+                kept, _ = handout_files.select(files)
+                self._kit_files = [f for f in kept
+                                   if not f.startswith(KIT_SKIP) or f == "tests/CMakeLists.txt"]
+            return self._kit_files
+
+    @property
+    def archs(self) -> str | None:
+        """The CUDA architectures the kit's own build tree was configured for."""
+        with self._lock:
+            if not self._archs_read:
+                values = build.cache_values(build.build_dir(self.root))
+                self._archs = values.get("CMAKE_CUDA_ARCHITECTURES")
+                self._archs_read = True
+            return self._archs
 
     def pristine_copy(self, dest: Path) -> Path:
         for rel in self.kit_files():
@@ -90,9 +104,8 @@ class KitRunner:
         return dest
 
     def setup(self, timeout: float) -> None:
-        """Build bwgrade once, from a pristine copy. Raises build.KitError."""
-        if self.archs is None:
-            self.archs = build.cache_values(build.build_dir(self.root)).get("CMAKE_CUDA_ARCHITECTURES")
+        """Build bwgrade once, from a pristine copy. Raises build.KitError.
+        run.py grade runs it while the first submissions build."""
         if self.bwgrade is not None:
             if not self.bwgrade.is_file():
                 raise build.KitError(f"--bwgrade {self.bwgrade}: no such file")
