@@ -401,6 +401,21 @@ static void run(const bw_request *q, bw_reply *r)
     r->call_ms = 1.0;
 }
 
+/* CUDA_FAKE_WORKER_LOG=FILE: one line "PID KIND" per request, appended, so a
+ * test can see which worker got which request in which order. (CUDA_ is one
+ * of the prefixes bwgrade passes on to its workers.) */
+static void log_request(const bw_request *q)
+{
+    const char *path = getenv("CUDA_FAKE_WORKER_LOG");
+    if (path == NULL)
+        return;
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return;
+    fprintf(f, "%ld %u\n", (long)getpid(), (unsigned)q->kind);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--tool") == 0)
@@ -415,6 +430,7 @@ int main(int argc, char **argv)
         bw_request q;
         if (read_request(&q) != 0)
             return 0;
+        log_request(&q);
         bw_reply r;
         memset(&r, 0, sizeof r);
         r.magic = BW_PROTO_MAGIC;
