@@ -70,6 +70,11 @@ class KitRunner:
         self._archs: str | None = None
         self._archs_read = False
         self._lock = threading.Lock()   # setup runs alongside the first builds
+        # The grader's tree, where setup builds the workers' kit code once for
+        # every submission (BW_PREBUILT_DIR); None when --bwgrade was given.
+        self._prebuilt: Path | None = None if self.bwgrade else self.workdir / "grader" / "build"
+        self._prebuilt_done = threading.Event()
+        self._prebuilt_ok = False
         self._kit_files: list[str] | None = None
 
     # -- set-up ---------------------------------------------------------------
@@ -104,8 +109,15 @@ class KitRunner:
         return dest
 
     def setup(self, timeout: float) -> None:
-        """Build bwgrade once, from a pristine copy. Raises build.KitError.
-        run.py grade runs it while the first submissions build."""
+        """Build bwgrade and the workers' kit code (bwworker, bwref, the
+        adapters) once, from a pristine copy. Raises build.KitError. run.py
+        grade runs it while the first submissions configure."""
+        try:
+            self._setup(timeout)
+        finally:
+            self._prebuilt_done.set()
+
+    def _setup(self, timeout: float) -> None:
         if self.bwgrade is not None:
             if not self.bwgrade.is_file():
                 raise build.KitError(f"--bwgrade {self.bwgrade}: no such file")
@@ -114,10 +126,13 @@ class KitRunner:
             raise build.KitError("cmake was not found: install CMake 3.24 or newer")
         kit = self.pristine_copy(self.workdir / "grader" / "kit")
         tree = self.workdir / "grader" / "build"
-        console.say("building the grader (bwgrade) from a pristine copy of the kit ...")
+        console.say("building the grader (bwgrade) and the workers' kit code from a pristine "
+                    "copy of the kit ...")
         opts = {"BW_STUDENT_ONLY": "ON", **self._arch_opt()}
+        shared = ["bwworker", "bwref", *(f"bw_adapter_{ex}" for ex in self.exercises)]
         for step in (build.configure_command(kit, tree, opts),
-                     ["cmake", "--build", str(tree), "-j", str(build.jobs()), "--target", "bwgrade"]):
+                     ["cmake", "--build", str(tree), "-j", str(build.jobs()), "--target", "bwgrade",
+                      *shared]):
             r = run_limited(step, timeout, env=build_env())
             if r.rc != 0:
                 why = "timed out" if r.timed_out else f"exit {r.rc}"
@@ -127,6 +142,7 @@ class KitRunner:
         self.bwgrade = build.executable(tree, "bwgrade")
         if self.bwgrade is None:
             raise build.KitError(f"bwgrade was built but cannot be found in {tree}")
+        self._prebuilt_ok = True
 
     def _arch_opt(self) -> dict[str, str]:
         return {"CMAKE_CUDA_ARCHITECTURES": self.archs} if self.archs else {}
@@ -152,9 +168,14 @@ class KitRunner:
         env = build_env()
         path_map = {str(student) + "/": "exercises/", str(kit) + "/": ""}
         opts = {"BW_STUDENT_DIR": str(student), "BW_STUDENT_ONLY": "ON", **self._arch_opt()}
-        steps = [("configure", build.configure_command(kit, tree, opts)),
-                 ("worker core", ["cmake", "--build", str(tree), "-j", str(self.build_jobs),
-                                  "--target", "bwworker"])]
+        if self._prebuilt is not None:
+            # The kit's worker code comes from the grader's tree, built by setup.
+            opts["BW_PREBUILT_DIR"] = str(self._prebuilt)
+            path_map[str(self._prebuilt) + "/"] = ""
+        steps = [("configure", build.configure_command(kit, tree, opts))]
+        if self._prebuilt is None:
+            steps.append(("worker core", ["cmake", "--build", str(tree), "-j", str(self.build_jobs),
+                                          "--target", "bwworker"]))
         for what, cmd in steps:
             r = run_limited(cmd, timeout, env=env)
             b.logs[f"build_{what.replace(' ', '_')}"] = r.output
@@ -163,6 +184,12 @@ class KitRunner:
                 b.problems.append(f"the kit's {what} step failed for this submission ({why})")
                 for ex in self.exercises:
                     b.build[ex] = {"state": "not_built", "reason": f"the kit's {what} step failed"}
+                return b
+        if self._prebuilt is not None:
+            self._prebuilt_done.wait()
+            if not self._prebuilt_ok:   # setup's KitError stops the batch; this is for the record
+                for ex in self.exercises:
+                    b.build[ex] = {"state": "not_built", "reason": "the grader's kit code did not build"}
                 return b
         for ex in self.exercises:
             if ex not in sub.files:

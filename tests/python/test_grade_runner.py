@@ -1,0 +1,115 @@
+"""KitRunner for real: CMake and nvcc build the grader's tree and three
+submissions against it (no GPU needed; skipped without nvcc or cmake).
+
+The kit's worker code (bwworker, bwref, the adapters) is built once, in the
+grader's tree, while the first submissions configure; each submission then
+compiles only its own files. Each test names the broken build it catches."""
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "py"))
+
+from bwlab import build, exercises  # noqa: E402
+from bwlab.grade_runner import KitRunner  # noqa: E402
+
+# haxpy as declared, but with alpha a double: compiles, cannot link.
+WRONG_SIGNATURE = """\
+#include "haxpy.h"
+void haxpy(int n, double alpha, const nv_bfloat16 *x, nv_bfloat16 *y) {}
+"""
+
+
+def _tools_missing() -> str | None:
+    path = build.tool_env().get("PATH")
+    for tool in ("nvcc", "cmake", "nm"):
+        if shutil.which(tool, path=path) is None:
+            return f"{tool} not found"
+    return None
+
+
+class PrebuiltKitCode(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        why = _tools_missing()
+        if why:
+            raise unittest.SkipTest(why)
+        cls.tmp = Path(tempfile.mkdtemp(prefix="bwlab-runner-test-"))
+        subs = cls.tmp / "subs"
+        broken = subs / "broken" / "exercises"
+        shutil.copytree(ROOT / "solutions" / "haxpy", broken / "haxpy")
+        (broken / "vector_sum").mkdir(parents=True)
+        (broken / "vector_sum" / "vector_sum.cu").write_text('#include "vector_sum.h"\n#error a typo\n')
+        (subs / "unlinkable" / "exercises" / "haxpy").mkdir(parents=True)
+        (subs / "unlinkable" / "exercises" / "haxpy" / "haxpy.cu").write_text(WRONG_SIGNATURE)
+        (cls.tmp / "work").mkdir()   # run.py grade's mkdtemp
+        cls.runner = KitRunner(ROOT, cls.tmp / "work", exercises.names(ROOT), build_jobs=2)
+        cls.runner._archs, cls.runner._archs_read = "90", True   # no GPU to ask
+        # As run.py grade does: the grader's tree builds while submissions configure.
+        setup_error = []
+
+        def setup():
+            try:
+                cls.runner.setup(900)
+            except Exception as e:  # noqa: BLE001 - reported by the tests
+                setup_error.append(e)
+
+        t = threading.Thread(target=setup)
+        t.start()
+        cls.built = {}
+        for sid, path in (("solutions", ROOT / "solutions"), ("broken", subs / "broken"),
+                          ("unlinkable", subs / "unlinkable")):
+            cls.built[sid] = cls.runner.build(cls.runner.load(path), sid, 900)
+        t.join()
+        cls.setup_error = setup_error
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_the_grader_builds_bwgrade_and_the_shared_worker_code(self):
+        self.assertEqual(self.setup_error, [])
+        tree = self.tmp / "work" / "grader" / "build"
+        self.assertTrue(self.runner.bwgrade and self.runner.bwgrade.is_file())
+        for lib in ("libbwworker.a", "libbwref.a", "libbw_adapter_haxpy.a", "libbw_adapter_vector_sum.a"):
+            self.assertTrue((tree / lib).is_file(), lib)
+
+    def test_a_submission_compiles_only_its_own_files(self):
+        # Catches BW_PREBUILT_DIR being ignored: the kit's worker code built again
+        # in every submission's tree (four nvcc runs more each).
+        b = self.built["solutions"]
+        self.assertEqual(sorted(b.workers), ["haxpy", "vector_sum"], b.build)
+        cmake_files = b.workdir / "build" / "CMakeFiles"
+        for d in ("bwworker.dir", "bwref.dir", "bw_adapter_haxpy.dir", "bwjudge.dir"):
+            self.assertFalse((cmake_files / d).exists(), d)
+        self.assertTrue((cmake_files / "bw_worker_haxpy.dir").is_dir())
+        # The adapter and the worker's main come from the grader's libraries.
+        out = subprocess.run(["nm", "-C", str(b.workers["haxpy"])], capture_output=True,
+                             text=True, check=True, env=build.tool_env()).stdout
+        defined = {line.split(" ", 2)[2] for line in out.splitlines() if " T " in line}
+        self.assertIn("bw_student_call", defined)
+        self.assertIn("main", defined)
+
+    def test_a_compile_error_costs_only_its_exercise(self):
+        b = self.built["broken"]
+        self.assertEqual(b.build["haxpy"]["state"], "ok")
+        self.assertEqual(b.build["vector_sum"]["state"], "build_failed")
+        self.assertIn("exercises/vector_sum/vector_sum.cu", b.build["vector_sum"]["log_tail"])
+
+    def test_a_link_error_names_no_grader_path(self):
+        # The linker names the adapter's archive in the grader's tree; the
+        # student sees the kit-relative name. Catches that path left unmapped.
+        info = self.built["unlinkable"].build["haxpy"]
+        self.assertEqual(info["state"], "build_failed", info)
+        self.assertIn("undefined reference", info["log_tail"])
+        self.assertIn("libbw_adapter_haxpy.a", info["log_tail"])
+        self.assertNotIn(str(self.tmp), info["log_tail"])
+
+
+if __name__ == "__main__":
+    unittest.main()
