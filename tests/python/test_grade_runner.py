@@ -1,5 +1,5 @@
 """KitRunner for real: CMake and nvcc build the grader's tree and three
-submissions against it (no GPU needed; skipped without nvcc or cmake).
+submissions (the handout's stubs, a compile error, a link error) against it (no GPU needed; skipped without nvcc or cmake).
 
 The kit's worker code (bwworker, bwref, the adapters) is built once, in the
 grader's tree, while the first submissions configure; each submission then
@@ -42,7 +42,8 @@ class PrebuiltKitCode(unittest.TestCase):
         cls.tmp = Path(tempfile.mkdtemp(prefix="bwlab-runner-test-"))
         subs = cls.tmp / "subs"
         broken = subs / "broken" / "exercises"
-        shutil.copytree(ROOT / "solutions" / "haxpy", broken / "haxpy")
+        (broken / "haxpy").mkdir(parents=True)   # the handout's stub: it compiles
+        shutil.copy(ROOT / "exercises" / "haxpy" / "haxpy.cu", broken / "haxpy" / "haxpy.cu")
         (broken / "vector_sum").mkdir(parents=True)
         (broken / "vector_sum" / "vector_sum.cu").write_text('#include "vector_sum.h"\n#error a typo\n')
         (subs / "unlinkable" / "exercises" / "haxpy").mkdir(parents=True)
@@ -62,7 +63,7 @@ class PrebuiltKitCode(unittest.TestCase):
         t = threading.Thread(target=setup)
         t.start()
         cls.built = {}
-        for sid, path in (("solutions", ROOT / "solutions"), ("broken", subs / "broken"),
+        for sid, path in (("stubs", ROOT / "exercises"), ("broken", subs / "broken"),
                           ("unlinkable", subs / "unlinkable")):
             cls.built[sid] = cls.runner.build(cls.runner.load(path), sid, 900)
         t.join()
@@ -82,7 +83,7 @@ class PrebuiltKitCode(unittest.TestCase):
     def test_a_submission_compiles_only_its_own_files(self):
         # Catches BW_PREBUILT_DIR being ignored: the kit's worker code built again
         # in every submission's tree (four nvcc runs more each).
-        b = self.built["solutions"]
+        b = self.built["stubs"]
         self.assertEqual(sorted(b.workers), ["haxpy", "vector_sum"], b.build)
         cmake_files = b.workdir / "build" / "CMakeFiles"
         for d in ("bwworker.dir", "bwref.dir", "bw_adapter_haxpy.dir", "bwjudge.dir"):
