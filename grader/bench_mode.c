@@ -352,18 +352,17 @@ static int measure_row(bw_runner *run, const bw_bench_opts *o, const sampling *s
 }
 
 /* A measured row against the rules that need the copy's figures. */
-static void judge_row(const bw_reply *rp, const sampling *s, const bw_bench_report *rep,
+static void judge_row(const bw_reply *r, const sampling *s, const bw_bench_report *rep,
                       bw_bench_row *row)
 {
     const bw_exercise *ex = rep->ex;
-    const bw_reply r = *rp;
-    if (judge_calls(&r, rep, row) != 0)
+    if (judge_calls(r, rep, row) != 0)
         return;
 
-    double gbs = r.ms_median > 0 ? (double)row->bytes / (r.ms_median * 1e-3) / 1e9 : INFINITY;
+    double gbs = r->ms_median > 0 ? (double)row->bytes / (r->ms_median * 1e-3) / 1e9 : INFINITY;
     double least_ms = bw_exercise_least_dram_bytes(ex, row->n, rep->device ? rep->device->l2_bytes : 0) /
                       (rep->peak_gbs * 1e9) * 1e3;
-    if (isfinite(rep->peak_gbs) && !(r.ms_median >= least_ms)) {
+    if (isfinite(rep->peak_gbs) && !(r->ms_median >= least_ms)) {
         row->status = "impossible";
         row->rule = RULE_POSSIBLE;
         row->detail = bw_format_alloc(
@@ -371,16 +370,16 @@ static void judge_row(const bw_reply *rp, const sampling *s, const bw_bench_repo
             "datasheet peak takes %.4g ms even if every output byte stayed in the L2 cache: "
             "the timed call cannot have moved all its data (work left running outside the "
             "timed stream?)",
-            r.ms_median, gbs, rep->peak_gbs, least_ms);
+            r->ms_median, gbs, rep->peak_gbs, least_ms);
         return;
     }
-    if (isfinite(row->ratio) && row->ratio > 1.25 && r.batch_host_ms - r.batch_event_ms > 0.5) {
+    if (isfinite(row->ratio) && row->ratio > 1.25 && r->batch_host_ms - r->batch_event_ms > 0.5) {
         row->status = "timing_mismatch";
         row->rule = RULE_TIMED;
         row->detail = bw_format_alloc(
             "event timing disagrees with the host clock (%.3f ms by events, %.3f ms by the "
             "host clock, %d calls): work outside the timed stream?",
-            r.batch_event_ms, r.batch_host_ms, s->host_batch);
+            r->batch_event_ms, r->batch_host_ms, s->host_batch);
         return;
     }
     row->status = "ok";
@@ -403,7 +402,7 @@ static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
 /* Which rows fit (the images, a device copy of each array's data, and the
  * L2 flush buffer, taken as twice the L2): status NULL, to be measured, or
  * "skipped" with the reason. *largest: the bytes of the largest that fits. */
-static void largest_fitting(bw_runner *run, const bw_exercise *ex, const bw_reply *device,
+static void mark_rows_that_fit(bw_runner *run, const bw_exercise *ex, const bw_reply *device,
                             bw_bench_row *rows, int n_rows, int64_t *largest)
 {
     *largest = 0;
@@ -492,7 +491,7 @@ int bw_bench_main(const bw_bench_opts *o)
     bw_reply first_reply;
     int first_measured = 0;
     int64_t largest = 0;
-    largest_fitting(run, ex, &device, rows, n_rows, &largest);
+    mark_rows_that_fit(run, ex, &device, rows, n_rows, &largest);
     for (int i = 0; i < n_rows && first < 0; i++)
         if (!rows[i].status)
             first = i;

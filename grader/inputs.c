@@ -16,11 +16,24 @@ static bf16_t make_bf16(uint64_t sign, int biased_exponent, uint64_t mantissa)
     return (bf16_t)(((sign & 1u) << 15) | ((uint64_t)biased_exponent << 7) | (mantissa & 0x7Fu));
 }
 
-/* Normal values of magnitude 2^-8 .. 2^8, random sign and mantissa: never NaN,
- * so never the poison either. */
+/* Each 16-bit lane of h made a normal value of magnitude 2^-8 .. 2^8 (never
+ * NaN, so never the poison either): sign from the lane's bit 0, exponent
+ * from bits 1-4, mantissa from bits 8-14. Four values at once, no carries
+ * between lanes. */
+#define LANES(v) (UINT64_C(0x0001000100010001) * (v))
+
+static uint64_t value_lanes(uint64_t h)
+{
+    uint64_t sign = (h & LANES(1)) << 15;
+    uint64_t exponent = (((h >> 1) & LANES(0xF)) + LANES(127 - 8)) << 7;
+    uint64_t mantissa = (h >> 8) & LANES(0x7F);
+    return sign | exponent | mantissa;
+}
+
+/* One random value from a hash: value_lanes' lowest lane. */
 static bf16_t random_value(uint64_t h)
 {
-    return make_bf16(h, 127 - 8 + (int)((h >> 1) % 16u), h >> 8);
+    return (bf16_t)value_lanes(h);
 }
 
 /* NaNs as kernels meet them. None of them quiets to BW_POISON (0x7FD7): a
@@ -100,22 +113,16 @@ typedef struct {
 
 /* The random class, the values of every large case, takes one hash per
  * four elements: element i is the 16-bit lane i % 4 of the hash of group
- * i / 4, with random_value's bit layout applied to all four lanes at once
- * (sign bit 0, exponent bits 1-4, mantissa bits 8-14 of each lane). Four
- * hashes per element group made the fill and the check's regeneration the
- * largest part of the huge case's host time (issue 12). */
-#define LANES(v) (UINT64_C(0x0001000100010001) * (v))
+ * i / 4, laid out by value_lanes. Four hashes per element group made the
+ * fill and the check's regeneration the largest part of the huge case's
+ * host time (issue 12). */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "random_run stores four lanes as one little-endian word"
 #endif
 
 static uint64_t random_lanes(uint64_t base, uint64_t group)
 {
-    uint64_t h = bw_mix64(base + group * GOLDEN);
-    uint64_t sign = (h & LANES(1)) << 15;
-    uint64_t exponent = (((h >> 1) & LANES(0xF)) + LANES(127 - 8)) << 7;
-    uint64_t mantissa = (h >> 8) & LANES(0x7F);
-    return sign | exponent | mantissa;
+    return value_lanes(bw_mix64(base + group * GOLDEN));
 }
 
 static bf16_t lane_of(uint64_t lanes, int64_t i)

@@ -74,7 +74,6 @@ class KitRunner:
         # every submission (BW_PREBUILT_DIR); None when --bwgrade was given.
         self._prebuilt: Path | None = None if self.bwgrade else self.workdir / "grader" / "build"
         self._prebuilt_done = threading.Event()
-        self._prebuilt_ok = False
         self._kit_files: list[str] | None = None
 
     # -- set-up ---------------------------------------------------------------
@@ -142,7 +141,6 @@ class KitRunner:
         self.bwgrade = build.executable(tree, "bwgrade")
         if self.bwgrade is None:
             raise build.KitError(f"bwgrade was built but cannot be found in {tree}")
-        self._prebuilt_ok = True
 
     def _arch_opt(self) -> dict[str, str]:
         return {"CMAKE_CUDA_ARCHITECTURES": self.archs} if self.archs else {}
@@ -187,7 +185,7 @@ class KitRunner:
                 return b
         if self._prebuilt is not None:
             self._prebuilt_done.wait()
-            if not self._prebuilt_ok:   # setup's KitError stops the batch; this is for the record
+            if self.bwgrade is None:   # setup failed; its KitError stops the batch, this is for the record
                 for ex in self.exercises:
                     b.build[ex] = {"state": "not_built", "reason": "the grader's kit code did not build"}
                 return b
