@@ -1,6 +1,11 @@
-/* A minimal fork-join loop on pthreads: [0, n) is cut into one contiguous
- * chunk per thread, the caller runs the first chunk itself and waits for the
- * rest. No work stealing: the reference kernels cost the same per element.
+/* A minimal fork-join loop on pthreads. [0, n) is cut into pieces, several
+ * per thread: thread t starts with piece t (the caller is thread 0), then
+ * each thread claims the next unclaimed piece until none is left, and the
+ * caller waits for the rest. The claiming is for a thread that gets less of
+ * the CPU than the others (another process's threads, a compiler running
+ * beside it): with one chunk per thread, the whole call waited for that
+ * thread's chunk; now the others take its share (issue 12, two grading
+ * lanes on one host).
  *
  * The threads are kept in a pool between calls: a streamed case calls this
  * twice per 64 MiB chunk, hundreds of times for the largest case, and
@@ -13,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -21,6 +27,10 @@
 /* Far above any real core count; keeps a typo in BWLAB_THREADS from asking
  * for millions of threads. */
 #define PARALLEL_MAX_THREADS 4096
+
+/* Pieces per thread: enough for the others to absorb a slow thread's share,
+ * few enough that claiming one costs nothing next to its work. */
+#define PIECES_PER_THREAD 8
 
 int parallel_default_threads(void)
 {
@@ -40,17 +50,46 @@ int parallel_default_threads(void)
     return cpus > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : (int)cpus;
 }
 
+/* One call's work: piece i is [piece_start(i), piece_start(i + 1)). */
 typedef struct {
-    pthread_t tid;
-    int64_t begin, end;
     parallel_body body;
     void *ctx;
-} chunk;
+    int64_t pieces, base, extra;   /* sizes differ by at most one: the first extra take one more */
+    atomic_llong next;             /* the next piece to claim; pieces below the thread count are fixed */
+} job;
 
-static void *chunk_main(void *arg)
+static int64_t piece_start(const job *j, int64_t i)
 {
-    chunk *c = arg;
-    c->body(c->begin, c->end, c->ctx);
+    return i * j->base + (i < j->extra ? i : j->extra);
+}
+
+static void run_piece(job *j, int64_t i)
+{
+    j->body(piece_start(j, i), piece_start(j, i + 1), j->ctx);
+}
+
+/* Runs the pieces not fixed to a thread until none is left. */
+static void claim_pieces(job *j)
+{
+    for (;;) {
+        int64_t i = (int64_t)atomic_fetch_add(&j->next, 1);
+        if (i >= j->pieces)
+            return;
+        run_piece(j, i);
+    }
+}
+
+typedef struct {
+    pthread_t tid;
+    job *j;
+    int64_t first;   /* the piece fixed to this thread */
+} helper;
+
+static void *helper_main(void *arg)
+{
+    helper *h = arg;
+    run_piece(h->j, h->first);
+    claim_pieces(h->j);
     return NULL;
 }
 
@@ -61,11 +100,11 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_go = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pool_done = PTHREAD_COND_INITIALIZER;
 static pid_t pool_pid;           /* the process whose threads these are */
-static int pool_size;            /* threads started; thread i runs chunk i (i >= 1) */
+static int pool_size;            /* threads started; thread i starts with piece i (i >= 1) */
 static uint64_t pool_round;      /* bumped for each call */
-static chunk *pool_chunks;
-static int64_t pool_count;       /* chunks of the current call */
-static int64_t pool_pending;     /* ... not yet finished by a pool thread */
+static job *pool_job;
+static int64_t pool_count;       /* threads taking part in the current call, the caller included */
+static int64_t pool_pending;     /* ... pool threads not yet finished with it */
 
 static void *pool_main(void *arg)
 {
@@ -78,9 +117,10 @@ static void *pool_main(void *arg)
         seen = pool_round;
         if (me >= pool_count)
             continue;
-        chunk c = pool_chunks[me];
+        job *j = pool_job;
         pthread_mutex_unlock(&pool_mu);
-        c.body(c.begin, c.end, c.ctx);
+        run_piece(j, me);
+        claim_pieces(j);
         pthread_mutex_lock(&pool_mu);
         if (--pool_pending == 0)
             pthread_cond_signal(&pool_done);
@@ -116,23 +156,24 @@ static int pool_grow(int want)
     return pool_size;
 }
 
-/* Runs chunks 1 .. k-1 on the pool and chunk 0 on the caller; chunks the
- * pool has no thread for run on the caller too. 0, or -1 when the pool
- * could not grow to k. Called with pool_busy held. */
-static int pool_run(chunk *c, int64_t k)
+/* Runs j on k threads of the pool, the caller being thread 0; the fixed
+ * pieces of threads the pool does not have run on the caller. 0, or -1
+ * when the pool could not grow to k. Called with pool_busy held. */
+static int pool_run(job *j, int64_t k)
 {
     int have = pool_grow((int)k);
     int64_t on_pool = have < k ? have : k;
     pthread_mutex_lock(&pool_mu);
-    pool_chunks = c;
+    pool_job = j;
     pool_count = on_pool;
     pool_pending = on_pool - 1;
     pool_round++;
     pthread_cond_broadcast(&pool_go);
     pthread_mutex_unlock(&pool_mu);
-    c[0].body(c[0].begin, c[0].end, c[0].ctx);
+    run_piece(j, 0);
     for (int64_t i = on_pool; i < k; i++)
-        c[i].body(c[i].begin, c[i].end, c[i].ctx);
+        run_piece(j, i);
+    claim_pieces(j);
     pthread_mutex_lock(&pool_mu);
     while (pool_pending > 0)
         pthread_cond_wait(&pool_done, &pool_mu);
@@ -156,54 +197,55 @@ int parallel_for(int64_t n, int threads, int64_t min_chunk,
         return 0;
     }
 
-    /* Every chunk gets at least min_chunk elements, so small n uses fewer
-     * threads than asked. */
+    /* Every piece gets at least min_chunk elements, so small n uses fewer
+     * threads and pieces than asked. */
     int64_t k = n / min_chunk;
     if (k > threads)
         k = threads;
     if (k > PARALLEL_MAX_THREADS)
         k = PARALLEL_MAX_THREADS;
+    int64_t pieces = n / min_chunk;
+    if (pieces > k * PIECES_PER_THREAD)
+        pieces = k * PIECES_PER_THREAD;
 
-    chunk *c = malloc((size_t)k * sizeof *c);
-    if (c == NULL) {
-        body(0, n, ctx);
-        return -1;
-    }
-
-    /* Sizes differ by at most one: the first n % k chunks take the extra. */
-    int64_t base = n / k, extra = n % k, at = 0;
-    for (int64_t i = 0; i < k; i++) {
-        int64_t len = base + (i < extra ? 1 : 0);
-        c[i].begin = at;
-        c[i].end = at + len;
-        c[i].body = body;
-        c[i].ctx = ctx;
-        at += len;
-    }
+    job j;
+    j.body = body;
+    j.ctx = ctx;
+    j.pieces = pieces;
+    j.base = n / pieces;
+    j.extra = n % pieces;
+    atomic_init(&j.next, (long long)k);
 
     if (pthread_mutex_trylock(&pool_busy) == 0) {
-        int rc = pool_run(c, k);
+        int rc = pool_run(&j, k);
         pthread_mutex_unlock(&pool_busy);
-        free(c);
         return rc;
     }
 
-    /* Pool busy: threads of its own. Chunk 0 is the caller's. If a thread
-     * cannot be started, the caller takes that chunk and every later one,
-     * so the result is still whole. */
+    /* Pool busy: threads of its own. If a thread cannot be started, the
+     * caller takes its fixed piece and every later one, so the result is
+     * still whole. */
+    helper *h = malloc((size_t)k * sizeof *h);
+    if (h == NULL) {
+        body(0, n, ctx);
+        return -1;
+    }
     int rc = 0;
     int64_t started = 1;
-    for (; started < k; started++)
-        if (pthread_create(&c[started].tid, NULL, chunk_main, &c[started]) != 0) {
+    for (; started < k; started++) {
+        h[started].j = &j;
+        h[started].first = started;
+        if (pthread_create(&h[started].tid, NULL, helper_main, &h[started]) != 0) {
             rc = -1;
             break;
         }
-    body(0, base + (extra > 0 ? 1 : 0), ctx); /* chunk 0, as laid out above */
+    }
+    run_piece(&j, 0);
     for (int64_t i = started; i < k; i++)
-        body(c[i].begin, c[i].end, ctx);
+        run_piece(&j, i);
+    claim_pieces(&j);
     for (int64_t i = 1; i < started; i++)
-        pthread_join(c[i].tid, NULL);
-
-    free(c);
+        pthread_join(h[i].tid, NULL);
+    free(h);
     return rc;
 }
