@@ -946,6 +946,44 @@ class BatchTests(unittest.TestCase):
         self.assertRegex(text, r"time: batch [0-9.]+ s wall \(bwgrade built in [0-9.]+ s alongside "
                                r"the first builds, first run after [0-9.]+ s\); 2 lanes busy")
 
+    def test_each_lane_holds_a_context_on_its_gpu_while_it_works(self):
+        """One held context per lane, on that lane's GPU, taken after the
+        grader is built and before the lane's first run, closed when the
+        batch ends. Catches a lane without one, a context on the wrong GPU,
+        one taken per submission, and one left open after the batch."""
+        class Holding(FakeRunner):
+            def __init__(self):
+                super().__init__()
+                self.setup_over = False
+                self.holds = []    # [gpu, taken after setup, runs before it, closed]
+
+            def setup(self, timeout):
+                time.sleep(0.05)
+                self.setup_over = True
+
+            def hold_context(self, env):
+                runner = self
+                with self.lock:
+                    runs = sum(1 for c in self.calls if c[4].get("CUDA_VISIBLE_DEVICES")
+                               == env.get("CUDA_VISIBLE_DEVICES"))
+                    rec = [env.get("CUDA_VISIBLE_DEVICES"), self.setup_over, runs, False]
+                    self.holds.append(rec)
+
+                class Hold:
+                    def close(self):
+                        with runner.lock:
+                            rec[3] = True
+                return Hold()
+
+        runner = Holding()
+        code, text, _ = self.grade("--gpus", "0,1", runner=runner, out="hold")
+        self.assertEqual(code, 0, text)
+        self.assertEqual(sorted(h[0] for h in runner.holds), ["0", "1"])
+        for gpu, after_setup, runs_before, closed in runner.holds:
+            self.assertTrue(after_setup, f"GPU {gpu}: held before bwhold was built")
+            self.assertEqual(runs_before, 0, f"GPU {gpu}: held after the lane's first run")
+            self.assertTrue(closed, f"GPU {gpu}: still held after the batch")
+
     def test_a_grader_that_does_not_build_stops_the_batch_with_exit_4(self):
         class BrokenKit(FakeRunner):
             def setup(self, timeout):
@@ -1130,6 +1168,40 @@ class RunLimitedTests(unittest.TestCase):
         self.assertIn("err", r.output)
         r = child_run.run_limited(["/nonexistent/tool"], timeout=5)
         self.assertIsNone(r.rc)
+
+
+class ContextHoldTests(unittest.TestCase):
+    """KitRunner.hold_context with a stand-in bwhold beside a stand-in
+    bwgrade: it starts with the lane's environment and ends when closed.
+    Catches a holder that outlives its lane (closing without ending it) or
+    runs on another GPU, and a missing bwhold stopping the batch."""
+
+    def test_the_holder_runs_on_the_lanes_gpu_until_closed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            log = tmp / "log"
+            fake = tmp / "bwhold"
+            fake.write_text(f"#!/bin/sh\necho \"held $CUDA_VISIBLE_DEVICES\" >> {log}\n"
+                            f"cat > /dev/null\necho released >> {log}\n")
+            fake.chmod(0o755)
+            (tmp / "bwgrade").write_text("")
+            runner = grade_runner.KitRunner(ROOT, tmp, EXERCISES, bwgrade=tmp / "bwgrade")
+            hold = runner.hold_context({**os.environ, "CUDA_VISIBLE_DEVICES": "1"})
+            self.assertIsNotNone(hold)
+            proc = hold.proc
+            for _ in range(100):
+                if log.exists() and "held" in log.read_text():
+                    break
+                time.sleep(0.05)
+            self.assertEqual(log.read_text(), "held 1\n")
+            self.assertIsNone(proc.poll(), "bwhold ended before it was closed")
+            hold.close()
+            self.assertEqual(proc.returncode, 0)
+            self.assertEqual(log.read_text(), "held 1\nreleased\n")
+            hold.close()   # twice is harmless
+
+            fake.unlink()
+            self.assertIsNone(runner.hold_context(dict(os.environ)))
 
 
 class SecretSeedTests(unittest.TestCase):

@@ -322,6 +322,15 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
             work.put(None)
 
     def lane(slot: int, gpu: str | None) -> None:
+        hold = []   # the lane's held CUDA context, once bwgrade is built
+        try:
+            lane_loop(slot, gpu, hold)
+        finally:
+            for h in hold:
+                if h is not None:
+                    h.close()
+
+    def lane_loop(slot: int, gpu: str | None, hold: list) -> None:
         while True:
             item = work.get()
             if item is None:
@@ -334,6 +343,8 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
                 sub, built, load_problems = fut.result()
                 if ready is not None:
                     ready()
+                if not hold and hasattr(runner, "hold_context"):
+                    hold.append(runner.hold_context(child_env(gpu)))
                 t0 = time.monotonic()
                 if not first_test:
                     first_test.append(t0 - t_start)

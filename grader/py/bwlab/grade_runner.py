@@ -6,8 +6,9 @@ build tree of its own, with a time limit on every step; its compiled file is
 vetted (vet.py) before it may run. bwgrade, built once per grading run from
 the same pristine copy, runs the cases and the benchmark.
 
-grade_batch.py only calls a runner's load, build, test, bench and cleanup, so
-the tests can grade with a fake runner, without nvcc or a GPU.
+grade_batch.py only calls a runner's load, build, test, bench, cleanup and
+(when it has one) hold_context, so the tests can grade with a fake runner,
+without nvcc or a GPU.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import build, console, handout_files, submission, vet
+from .context_hold import ContextHold
 from .cmd_test import read_json
 from .child_run import run_limited
 from .scoring import fmt_points
@@ -141,6 +143,13 @@ class KitRunner:
         self.bwgrade = build.executable(tree, "bwgrade")
         if self.bwgrade is None:
             raise build.KitError(f"bwgrade was built but cannot be found in {tree}")
+
+    def hold_context(self, env: dict[str, str]) -> ContextHold | None:
+        """A CUDA context held open on the GPU env selects while a lane works
+        there (bwhold, built beside bwgrade), or None when there is no bwhold.
+        Call after setup."""
+        exe = self.bwgrade.parent / "bwhold" if self.bwgrade is not None else None
+        return ContextHold(exe, env) if exe is not None and exe.is_file() else None
 
     def _arch_opt(self) -> dict[str, str]:
         return {"CMAKE_CUDA_ARCHITECTURES": self.archs} if self.archs else {}
