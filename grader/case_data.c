@@ -13,8 +13,10 @@
 #include "parallel_for.h"
 #include "report_text.h"
 #include "stream_plan.h"
+#include "stream_store.h"
 
 #define CHECK_BLOCK 2048                  /* elements regenerated at a time, per array */
+#define BUILD_BLOCK 2048                  /* elements generated at a time, per array */
 #define MAX_PARTS 4096                    /* bounds the partial results to ~2 MB */
 #define MIN_THREAD_ELEMS ((int64_t)1 << 16) /* less is not worth a thread */
 #define RACE_HASH_KEY UINT64_C(0x7261636568617368)
@@ -55,19 +57,30 @@ typedef struct {
     bf16_t *data[BW_MAX_ARRAYS];          /* element e0 */
 } build_job;
 
+/* Elements [begin, end) of the span, a block at a time: generated into a
+ * buffer that stays in the core's cache, then streamed into the images
+ * (stream_store.h). The images are read next by the worker's copy to the
+ * device, not by this CPU. */
 static void build_body(int64_t begin, int64_t end, void *p)
 {
     const build_job *j = p;
     const bw_exercise *ex = j->d->ex;
+    bf16_t block[BW_MAX_ARRAYS][BUILD_BLOCK];
     bf16_t *at[BW_MAX_ARRAYS];
-    for (int k = 0; k < ex->n_arrays; k++)
-        at[k] = j->data[k] + begin;
-    bw_inputs_fill_range(ex, &j->d->c, at, j->e0 + begin, j->e0 + end);
-    /* An output that is not read starts as BW_POISON, so elements the
-     * kernel never wrote stand out. */
-    for (int k = 0; k < ex->n_arrays; k++)
+    for (int k = 0; k < ex->n_arrays; k++) {
+        at[k] = block[k];
+        /* An output that is not read starts as BW_POISON, so elements the
+         * kernel never wrote stand out. */
         if (!bw_exercise_is_input(ex, k))
-            fill_poison(at[k], end - begin);
+            fill_poison(block[k], BUILD_BLOCK);
+    }
+    for (int64_t b = begin; b < end; b += BUILD_BLOCK) {
+        int64_t len = end - b < BUILD_BLOCK ? end - b : BUILD_BLOCK;
+        bw_inputs_fill_range(ex, &j->d->c, at, j->e0 + b, j->e0 + b + len);
+        for (int k = 0; k < ex->n_arrays; k++)
+            bw_stream_copy(j->data[k] + b, block[k], (size_t)len * sizeof(bf16_t));
+    }
+    bw_stream_fence();
 }
 
 static void fill_span(const bw_case_data *d, const span *s)
