@@ -49,6 +49,23 @@ The following tests FAILED:
 Errors while running CTest
 """
 
+# A GPU test without a GPU: it prints why and exits with its SKIP_RETURN_CODE.
+CTEST_SKIPPED = """\
+1: 100%: Checks: 40, Failures: 0, Errors: 0
+1/2 Test #1: test_cases .......................   Passed    0.31 sec
+test 20
+    Start 20: bwhold_ready_then_exits_on_eof
+
+20: Test command: /usr/bin/sh "-c" "..."
+20: skipped: no CUDA device
+2/2 Test #20: bwhold_ready_then_exits_on_eof ...***Skipped   0.01 sec
+
+100% tests passed, 0 tests failed out of 2
+
+The following tests did not run:
+	 20 - bwhold_ready_then_exits_on_eof (Skipped)
+"""
+
 CTEST_GOOD = """\
 1: 100%: Checks: 40, Failures: 0, Errors: 0
 1/2 Test #1: test_cases .......................   Passed    0.31 sec
@@ -164,6 +181,16 @@ class Summary(unittest.TestCase):
         # Check: 26 passed, 2 failed; test_image crashed outside Check: +1; python: 2 and 2.
         self.assertEqual((s.passed, s.failed, s.skipped), (28, 5, 3))
         self.assertIn("test_image (Exception: SegFault)", "\n".join(s.lines))
+
+    def test_a_skipped_ctest_is_skipped_with_its_reason(self):
+        """Catches a skipped GPU test counted as a failure (the selftest then
+        fails on every machine without a GPU) or as a pass."""
+        s = st.summarize(True, st.parse_check(CTEST_SKIPPED), st.parse_ctest(CTEST_SKIPPED),
+                         st.parse_unittest(UNITTEST_PY310_OK))
+        self.assertEqual(s.final_line(), "selftest: 41 passed, 0 failed, 2 skipped")
+        text = "\n".join(s.lines)
+        self.assertIn("ctest:  1 passed, 0 failed, 1 skipped", text)
+        self.assertIn("skipped: no CUDA device: bwhold_ready_then_exits_on_eof", text)
 
     def test_c_tests_not_run_is_a_failure(self):
         s = st.summarize(True, st.parse_check(CTEST_NONE), st.parse_ctest(CTEST_NONE),

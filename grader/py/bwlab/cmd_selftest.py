@@ -80,9 +80,16 @@ class CtestResult:
     def ran(self) -> bool:
         return bool(self.tests) or bool(self.total)
 
+    skip_reasons: dict[str, str] = field(default_factory=dict)   # ctest number -> what it printed
+
     @property
     def failed(self) -> list[tuple[str, str, str]]:
-        return [t for t in self.tests if t[2] != "Passed"]
+        return [t for t in self.tests if t[2] not in ("Passed", "Skipped")]
+
+    @property
+    def skipped(self) -> list[tuple[str, str, str]]:
+        """Tests that exited with their SKIP_RETURN_CODE (a GPU test without a GPU)."""
+        return [t for t in self.tests if t[2] == "Skipped"]
 
     @property
     def passed(self) -> int:
@@ -96,6 +103,9 @@ def parse_ctest(text: str) -> CtestResult:
     m = CTEST_TOTAL_RE.search(text)
     if m:
         r.failed_count, r.total = int(m.group(2)), int(m.group(3))
+    for num, _name, _outcome in r.skipped:
+        why = re.search(rf"^{num}: skipped: (.*)$", text, re.M)
+        r.skip_reasons[num] = why.group(1).strip() if why else "no reason given"
     return r
 
 
@@ -218,12 +228,17 @@ def summarize(build_ok: bool | None, check: CheckResult | None, ctest: CtestResu
             if not counts or (counts[1] + counts[2]) == 0:
                 extra.append(f"{name} ({outcome})")
         s.failed += len(extra)
+        skipped = ctest.skipped
+        s.skipped += len(skipped)
         total = ctest.total if ctest.total is not None else len(ctest.tests)
         nfail = ctest.failed_count if ctest.failed_count is not None else len(ctest.failed)
-        line = f"ctest:  {total - nfail} passed, {nfail} failed (one per test executable)"
+        line = (f"ctest:  {total - nfail - len(skipped)} passed, {nfail} failed, "
+                f"{len(skipped)} skipped (one per test executable)")
         if extra:
             line += "; failed outside Check's count: " + ", ".join(extra)
         s.lines.append(line)
+        for num, name, _outcome in skipped:
+            s.lines.append(f"  skipped: {ctest.skip_reasons.get(num, 'no reason given')}: {name}")
     else:
         s.lines.append("ctest:  did not run")
 
