@@ -3,10 +3,10 @@
  * find the GPU's driver state already set up.
  *
  * Measured on nvidia-h200-x2 (persistence mode on): a process's first CUDA
- * call took 0.24-0.33 s with no other process on its GPU and 0.13-0.16 s
- * while another held a context there; 0.44-0.45 s and 0.25 s when both
- * GPUs' processes started at once (docs/SPEED.md). A grading batch starts
- * about six workers per submission on each GPU.
+ * call took 0.26-0.35 s with no other process on its GPU and 0.14-0.15 s
+ * while bwhold held a context there; 0.46-0.50 s and 0.26-0.29 s when both
+ * GPUs' processes started at once (tests/gpu/probe_lanes.sh, docs/SPEED.md).
+ * A grading batch starts about six workers per submission on each GPU.
  *
  * It prints "ready" once the context exists. Exit 0 when its input closes
  * (run.py's end, or its death), 1 when CUDA cannot start: grading goes on

@@ -1,7 +1,7 @@
 /* See stream_store.h. On the nvidia-h200-x2 host (32 cores), 32 threads
- * wrote 77-78 GB/s with plain stores and 153-159 GB/s with non-temporal
- * ones; with a second process doing the same at once, 48-69 against
- * 132-139 GB/s each (.before/probe_bw.c in the stop's note). Plain stores
+ * wrote 77-82 GB/s with plain stores and 153-159 GB/s with non-temporal
+ * ones; with a second process doing the same at once, 47-48 against
+ * 111-145 GB/s each (tests/gpu/probe_lanes.sh, docs/SPEED.md). Plain stores
  * read each line before writing it, so filling the images took twice the
  * memory traffic, traffic the other grading lane's copies needed. */
 #include <stdint.h>
