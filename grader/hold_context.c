@@ -9,8 +9,10 @@
  * A grading batch starts about six workers per submission on each GPU.
  *
  * It prints "ready" once the context exists. Exit 0 when its input closes
- * (run.py's end, or its death), 1 when CUDA cannot start: grading goes on
- * without it, only slower. No student code ever runs here. */
+ * (run.py's end, or its death), 1 when CUDA cannot start or the GPU is in
+ * an exclusive compute mode (where a held context would keep the workers
+ * out): grading goes on without it, only slower. No student code ever runs
+ * here. */
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -19,7 +21,17 @@
 
 int main(void)
 {
-    cudaError_t e = cudaFree(0);
+    /* In an exclusive compute mode a held context would lock every worker
+     * out of the GPU: hold nothing there. */
+    int mode = cudaComputeModeDefault;
+    cudaError_t e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, 0);
+    if (e == cudaSuccess && mode != cudaComputeModeDefault) {
+        fprintf(stderr, "bwhold: the GPU is not in the default compute mode (mode %d); "
+                        "holding no context\n", mode);
+        return 1;
+    }
+    if (e == cudaSuccess)
+        e = cudaFree(0);
     if (e != cudaSuccess) {
         fprintf(stderr, "bwhold: no CUDA context: %s\n", cudaGetErrorString(e));
         return 1;

@@ -4,8 +4,9 @@
  * caller waits for the rest. The claiming is for a thread that gets less of
  * the CPU than the others (another process's threads, a compiler running
  * beside it): with one chunk per thread, the whole call waited for that
- * thread's chunk; now the others take its share (issue 12, two grading
- * lanes on one host).
+ * thread's chunk; now it holds up only its first piece, an eighth of its
+ * share, and the others take the rest (issue 12, two grading lanes on one
+ * host).
  *
  * The threads are kept in a pool between calls: a streamed case calls this
  * twice per 64 MiB chunk, hundreds of times for the largest case, and

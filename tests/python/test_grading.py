@@ -1203,6 +1203,26 @@ class ContextHoldTests(unittest.TestCase):
             fake.unlink()
             self.assertIsNone(runner.hold_context(dict(os.environ)))
 
+    def test_a_holder_that_gives_up_is_reported_once_the_lane_ends(self):
+        """bwhold refuses an exclusive compute mode (or finds no context): the
+        batch goes on, and the instructor is told why it ran slower. Catches
+        the reason being dropped."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            fake = tmp / "bwhold"
+            fake.write_text("#!/bin/sh\necho 'bwhold: the GPU is not in the default compute mode "
+                            "(mode 3); holding no context' >&2\nexit 1\n")
+            fake.chmod(0o755)
+            (tmp / "bwgrade").write_text("")
+            runner = grade_runner.KitRunner(ROOT, tmp, EXERCISES, bwgrade=tmp / "bwgrade")
+            hold = runner.hold_context(dict(os.environ))
+            hold.proc.wait(timeout=30)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                hold.close()
+            self.assertIn("not in the default compute mode (mode 3)", out.getvalue())
+            self.assertIn("started without a held context", out.getvalue())
+
 
 class SecretSeedTests(unittest.TestCase):
     """KitRunner.test with a stand-in bwgrade that records its command line

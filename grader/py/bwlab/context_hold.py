@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from . import console
+
 # How long close() waits for bwhold to go once its input is closed.
 CLOSE_WAIT_S = 10.0
 
@@ -23,15 +25,22 @@ class ContextHold:
         self.proc: subprocess.Popen | None = None
         try:
             self.proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                          env=env, start_new_session=True)
-        except OSError:
+        except OSError as e:
+            console.say(f"note: bwhold could not start ({e}); the workers start slower")
             self.proc = None
 
     def close(self) -> None:
         p, self.proc = self.proc, None
         if p is None:
             return
+        if p.poll() not in (None, 0):
+            # It gave up on its own (no GPU context, an exclusive compute mode):
+            # say why once, since the batch ran slower for it.
+            why = p.stderr.read().decode("utf-8", "replace").strip() if p.stderr else ""
+            console.say(f"note: {why or f'bwhold exited with code {p.returncode}'}; "
+                        "this lane's workers started without a held context")
         try:
             if p.stdin is not None:
                 p.stdin.close()
@@ -39,3 +48,5 @@ class ContextHold:
         except (OSError, subprocess.TimeoutExpired):
             p.kill()
             p.wait()
+        if p.stderr is not None:
+            p.stderr.close()

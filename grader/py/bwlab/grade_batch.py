@@ -340,11 +340,13 @@ def grade_batch(runner, todo: dict[str, Path], opts: Options,
             try:
                 if stop.is_set():
                     continue
-                sub, built, load_problems = fut.result()
                 if ready is not None:
                     ready()
+                # Taken while the lane's first submission still builds, so
+                # that its context is not created alongside the first worker's.
                 if not hold and hasattr(runner, "hold_context"):
                     hold.append(runner.hold_context(child_env(gpu)))
+                sub, built, load_problems = fut.result()
                 t0 = time.monotonic()
                 if not first_test:
                     first_test.append(t0 - t_start)
