@@ -357,6 +357,17 @@ class ScriptGuardTests(unittest.TestCase):
                           "--work", str(self.tmp / "bwlab-grade-7-0"), "--jobs", "1",
                           "--policy", "/p/x.ini", "--sandbox", "none", "*"])
 
+    def test_relative_paths_are_from_where_the_job_started(self):
+        """SUBMISSIONS and OUT_BASE given relative to the submit folder while
+        KIT is elsewhere: run.py (run from KIT) must get paths that still name
+        them. Catches the glob taken before the cd to KIT, which handed run.py
+        paths relative to the wrong folder."""
+        r, args = self.run_script(SLURM_ARRAY_TASK_ID="0", SHARDS="1", SUBMISSIONS="subs",
+                                  OUT_BASE="out")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(args[2:4], [str(self.tmp / "subs" / "ada"), str(self.tmp / "subs" / "bob")])
+        self.assertEqual(args[args.index("--out") + 1], str(self.tmp / "out" / "shard-1"))
+
 
 if __name__ == "__main__":
     unittest.main()
