@@ -11,7 +11,7 @@
 #include "image_hash.h"
 #include "inputs.h"
 #include "parallel_for.h"
-#include "report_text.h"
+#include "format_value.h"
 #include "stream_plan.h"
 #include "stream_store.h"
 

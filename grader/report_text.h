@@ -13,6 +13,7 @@
 #include "case_result.h"
 #include "cases.h"
 #include "diagnose.h"
+#include "format_value.h"
 #include "exercise.h"
 #include "protocol.h"
 
@@ -106,18 +107,5 @@ void bw_report_bench_table_head(FILE *f);
 void bw_report_bench_row(FILE *f, const bw_bench_row *row);
 void bw_report_bench_footer(FILE *f, const bw_bench_report *r);
 
-/* ---- small formatters (bounded output, exposed for the unit tests) ------- */
-
-#define BW_BF16_TEXT 48
-/* "0x3f80 (1)", "0x7fd7 (never written)", "0xff80 (-inf)", "0x7fc0 (nan)". */
-void bw_format_bf16(bf16_t v, char out[BW_BF16_TEXT]);
-
-#define BW_SIZE_TEXT 32
-/* Binary units with 3 significant digits: "512 bytes", "1.50 KiB", "8.00 GiB". */
-void bw_format_bytes(uint64_t bytes, char out[BW_SIZE_TEXT]);
-
-#define BW_VERSION_TEXT 24
-/* CUDA's 1000*major + 10*minor: 13000 -> "13.0", 12080 -> "12.8"; 0 -> "?". */
-void bw_format_cuda_version(int v, char out[BW_VERSION_TEXT]);
 
 #endif
