@@ -80,6 +80,17 @@ static void claim_pieces(job *j)
     }
 }
 
+/* The caller's part of a call on k threads, of which started got going: its
+ * own first piece, the first pieces of threads that could not start, and
+ * then its share of the rest. */
+static void caller_part(job *j, int64_t started, int64_t k)
+{
+    run_piece(j, 0);
+    for (int64_t i = started; i < k; i++)
+        run_piece(j, i);
+    claim_pieces(j);
+}
+
 typedef struct {
     pthread_t tid;
     job *j;
@@ -171,10 +182,7 @@ static int pool_run(job *j, int64_t k)
     pool_round++;
     pthread_cond_broadcast(&pool_go);
     pthread_mutex_unlock(&pool_mu);
-    run_piece(j, 0);
-    for (int64_t i = on_pool; i < k; i++)
-        run_piece(j, i);
-    claim_pieces(j);
+    caller_part(j, on_pool, k);
     pthread_mutex_lock(&pool_mu);
     while (pool_pending > 0)
         pthread_cond_wait(&pool_done, &pool_mu);
@@ -241,10 +249,7 @@ int parallel_for(int64_t n, int threads, int64_t min_chunk,
             break;
         }
     }
-    run_piece(&j, 0);
-    for (int64_t i = started; i < k; i++)
-        run_piece(&j, i);
-    claim_pieces(&j);
+    caller_part(&j, started, k);
     for (int64_t i = 1; i < started; i++)
         pthread_join(h[i].tid, NULL);
     free(h);
