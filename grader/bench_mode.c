@@ -16,6 +16,8 @@
 #include "case_data.h"
 #include "case_run.h"
 #include "host_memory.h"
+#include "beside_self.h"
+#include "bench_witness.h"
 #include "runner.h"
 
 #define BIG_A (((int64_t)1 << 26) + 5)   /* not a multiple of any vector width */
@@ -36,6 +38,11 @@
 #define RULE_RECOMPUTE "every call computes its whole output from its inputs"
 #define RULE_TIMED "all of a call's work runs before it returns or on the streams it was given"
 #define RULE_POSSIBLE "a figure must be physically possible"
+#define RULE_CLOCK "a call's figure must agree with the grader's own clock"
+
+/* The baseline worker's samples of a row: enough for a steady median of
+ * the spans; its calls do nothing, so they cost the kit's work alone. */
+#define CALIBRATION_SAMPLES 30
 
 typedef struct {
     int64_t n;
@@ -123,7 +130,12 @@ static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_r
     row->first_bad_call = r->first_bad_call;
     row->first_bad_rotation = r->first_bad_rotation;
     row->lag_ms = r->lag_median_ms;
-    row->lag_excess_ms = isfinite(rep->copy.lag_ms) ? r->lag_median_ms - rep->copy.lag_ms : NAN;
+    /* The lag is compared with cudaMemcpy's, as it was before the baseline
+     * could be the kit's copy kernel: the same verdicts as then. */
+    double copy_lag = isfinite(rep->copies[BW_COPY_MEMCPY].lag_ms)
+                          ? rep->copies[BW_COPY_MEMCPY].lag_ms
+                          : rep->copy.lag_ms;
+    row->lag_excess_ms = isfinite(copy_lag) ? r->lag_median_ms - copy_lag : NAN;
     if (r->calls_bad > 0) {
         row->status = "not_recomputed";
         row->rule = RULE_RECOMPUTE;
@@ -210,9 +222,11 @@ static int gate(bw_runner *run, const bw_bench_opts *o, char **why)
     return failed ? -1 : 0;
 }
 
-static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
+/* One copy, timed in the baseline worker: cudaMemcpy or the kit's kernel. */
+static void run_copy(bw_runner *run, const sampling *s, int method, int profile_calls,
+                     bw_bench_report *rep)
 {
-    bw_bench_copy *c = &rep->copy;
+    bw_bench_copy *c = &rep->copies[method];
     const bw_reply *dev = bw_runner_device(run);
     /* Source and destination both live on the device. */
     uint64_t need = 2 * (uint64_t)c->bytes;
@@ -227,10 +241,15 @@ static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
     req.magic = BW_PROTO_MAGIC;
     req.kind = BW_REQ_COPY_BENCH;
     req.copy_bytes = (uint64_t)c->bytes;
+    req.copy_method = method;
+    req.profile_calls = profile_calls;
     apply_sampling(&req, s);
     bw_reply r;
     char *detail = NULL, *output = NULL;
-    bw_outcome o = bw_runner_call(run, &req, BENCH_CALL_LIMIT_S, &r, &detail, &output);
+    bw_witness wit;
+    bw_witness_init(&wit);
+    bw_outcome o = bw_runner_bench(run, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
+    bw_witness_free(&wit);
     free(output);
     if (o != BW_OUTCOME_PASS) {
         c->status = outcome_status(o);
@@ -260,8 +279,38 @@ static void run_copy(bw_runner *run, const sampling *s, bw_bench_report *rep)
  * launch configuration, chosen for the gate's tiny n) would otherwise be
  * timed here, not what its users get. fresh: restart the worker first;
  * else the worker must be new (bench's first row, before the gate). */
-static int measure_row(bw_runner *run, const bw_bench_opts *o, const sampling *s,
-                       bw_bench_row *row, int fresh, bw_reply *out)
+/* The same row in the baseline worker, whose call does nothing: the spans
+ * the grader's clock sees there are the kit's own work. */
+static void calibrate_row(bw_runner *base, const bw_request *student_req, bw_bench_row *row)
+{
+    bw_request req = *student_req;
+    req.warmup = 1;
+    req.min_samples = req.max_samples = CALIBRATION_SAMPLES;
+    req.time_cap_s = 0.0;
+    req.host_batch = 0;
+    req.profile_calls = 0;
+    req.rotate_seed = bw_random_u64() | 1;
+    bw_reply r;
+    char *detail = NULL, *output = NULL;
+    bw_witness wit;
+    bw_witness_init(&wit);
+    bw_outcome o = bw_runner_bench(base, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
+    free(output);
+    if (o == BW_OUTCOME_PASS) {
+        bw_witness_summary b = bw_witness_summarize(&wit);
+        row->base_clock_samples = b.samples;
+        row->base_span_ms = b.span_ms;
+        row->base_prep_ms = b.prep_ms;
+    } else {
+        row->detail = bw_format_alloc("the baseline worker could not time this row (%s): %s",
+                                      outcome_status(o), detail ? detail : "no details");
+    }
+    free(detail);
+    bw_witness_free(&wit);
+}
+
+static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
+                       const sampling *s, bw_bench_row *row, int fresh, bw_reply *out)
 {
     const bw_exercise *ex = o->ex;
     char *fresh_why = NULL;
@@ -303,14 +352,21 @@ static int measure_row(bw_runner *run, const bw_bench_opts *o, const sampling *s
     req.profile_calls = o->profile_calls;
     bw_reply r;
     char *detail = NULL, *output = NULL;
-    bw_outcome o2 = bw_runner_call(run, &req, BENCH_CALL_LIMIT_S, &r, &detail, &output);
+    bw_witness wit;
+    bw_witness_init(&wit);
+    bw_outcome o2 = bw_runner_bench(run, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
     free(output);
+    bw_witness_summary seen = bw_witness_summarize(&wit);
+    bw_witness_free(&wit);
     if (o2 != BW_OUTCOME_PASS) {
         row->status = outcome_status(o2);
         row->detail = detail;
         return -1;
     }
     free(detail);
+    row->clock_samples = seen.samples;
+    row->span_ms = seen.span_ms;
+    row->prep_ms = seen.prep_ms;
 
     row->timed = 1;
     row->samples = r.samples;
@@ -347,8 +403,44 @@ static int measure_row(bw_runner *run, const bw_bench_opts *o, const sampling *s
             r.out_hash, hash);
         return -1;
     }
+    /* Under a profiler the spans mean nothing (its hooks delay launches). */
+    if (o->profile_calls == 0) {
+        calibrate_row(base, &req, row);
+        row->clocked = isfinite(row->base_span_ms) && row->base_clock_samples > 0;
+        if (!row->clocked) {
+            row->status = "skipped";
+            if (!row->detail)
+                row->detail = bw_format_alloc("the baseline worker's clock saw no sample");
+            return -1;
+        }
+    }
     *out = r;
     return 0;
+}
+
+/* The worker's figure against the grader's clock; 0 when they agree. */
+static int judge_clock(const bw_reply *r, bw_bench_row *row)
+{
+    if (!row->clocked)
+        return 0;
+    bw_witness_summary student = {row->clock_samples, row->span_ms, row->prep_ms};
+    bw_witness_summary base = {row->base_clock_samples, row->base_span_ms, row->base_prep_ms};
+    bw_witness_verdict v;
+    int bad = bw_witness_judge(student, base, r->ms_median, &v);
+    row->clock_ms = v.clock_ms;
+    row->charged_ms = v.charged_ms;
+    row->allowed_ms = v.allowed_ms;
+    if (!bad)
+        return 0;
+    row->status = "timing_mismatch";
+    row->rule = RULE_CLOCK;
+    row->detail = bw_format_alloc(
+        "the worker reported %.4f ms per call, but the grader's own clock saw %.4f ms "
+        "(%.4f ms beyond a worker with no student code, plus %.4f ms more preparation "
+        "than it needs): the worker's timing was tampered with, or the call's work ran "
+        "before its timing started",
+        r->ms_median, v.charged_ms, v.clock_ms, fmax(0.0, v.charged_ms - v.clock_ms));
+    return -1;
 }
 
 /* A measured row against the rules that need the copy's figures. */
@@ -356,7 +448,7 @@ static void judge_row(const bw_reply *r, const sampling *s, const bw_bench_repor
                       bw_bench_row *row)
 {
     const bw_exercise *ex = rep->ex;
-    if (judge_calls(r, rep, row) != 0)
+    if (judge_calls(r, rep, row) != 0 || judge_clock(r, row) != 0)
         return;
 
     double gbs = r->ms_median > 0 ? (double)row->bytes / (r->ms_median * 1e-3) / 1e9 : INFINITY;
@@ -386,6 +478,10 @@ static void judge_row(const bw_reply *r, const sampling *s, const bw_bench_repor
     row->gbs = gbs;
     row->pct_peak = 100.0 * gbs / rep->peak_gbs;
     row->pct_copy = isfinite(rep->copy.gbs) ? 100.0 * gbs / rep->copy.gbs : NAN;
+    const bw_bench_copy *memcpy_copy = &rep->copies[BW_COPY_MEMCPY];
+    row->pct_memcpy = memcpy_copy->status && strcmp(memcpy_copy->status, "ok") == 0
+                          ? 100.0 * gbs / memcpy_copy->gbs
+                          : NAN;
 }
 
 static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
@@ -395,8 +491,10 @@ static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
     row->offset = spec.offset;
     row->bytes = bw_exercise_bytes_per_element(ex) * spec.n;
     row->status = "skipped";
-    row->ratio = row->gbs = row->pct_peak = row->pct_copy = NAN;
+    row->ratio = row->gbs = row->pct_peak = row->pct_copy = row->pct_memcpy = NAN;
     row->lag_ms = row->lag_excess_ms = NAN;
+    row->span_ms = row->prep_ms = row->base_span_ms = row->base_prep_ms = NAN;
+    row->clock_ms = row->charged_ms = row->allowed_ms = NAN;
 }
 
 /* Which rows fit (the images, a device copy of each array's data, and the
@@ -457,16 +555,37 @@ int bw_bench_main(const bw_bench_opts *o)
     rep.peak_gbs = NAN;
     rep.rows = rows;
     rep.n_rows = n_rows;
-    rep.copy.run = !o->no_copy;
-    rep.copy.status = "skipped";
-    rep.copy.ms_median = rep.copy.gbs = rep.copy.pct_peak = rep.copy.lag_ms = rep.copy.timer_ms = NAN;
-    rep.copy.ms_q1 = rep.copy.ms_q3 = NAN;
+    for (int m = 0; m < 3; m++) {
+        bw_bench_copy *c = m < 2 ? &rep.copies[m] : &rep.copy;
+        c->run = !o->no_copy;
+        c->method = m == BW_COPY_KERNEL ? "kernel" : "memcpy";
+        c->status = "skipped";
+        c->ms_median = c->gbs = c->pct_peak = c->lag_ms = c->timer_ms = NAN;
+        c->ms_q1 = c->ms_q3 = NAN;
+    }
 
     /* With the JSON on stdout, the text goes to stderr. */
     FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;
     char *error = NULL;
     int no_device = 0, code = 0;
     bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
+    bw_runner *base = NULL;
+    char *base_path = NULL;
+    if (run) {
+        /* The copies and the grader's clock need a worker with no student code. */
+        base_path = o->baseline_worker ? NULL : bw_path_beside_self("bw_worker_baseline");
+        const char *bp = o->baseline_worker ? o->baseline_worker : base_path;
+        char *bwhy = NULL;
+        base = bp ? bw_runner_open_beside(run, bp, &bwhy) : NULL;
+        if (!base) {
+            error = bw_format_alloc("the baseline worker %s would not start: %s (build the kit's "
+                                    "bw_worker_baseline target, or pass --baseline-worker)",
+                                    bp ? bp : "bw_worker_baseline", bwhy ? bwhy : "not found");
+            free(bwhy);
+            bw_runner_close(run);
+            run = NULL;
+        }
+    }
     bw_reply device;
     if (!run) {
         rep.status = "error";
@@ -496,7 +615,7 @@ int bw_bench_main(const bw_bench_opts *o)
         if (!rows[i].status)
             first = i;
     if (first >= 0)
-        first_measured = measure_row(run, o, &s, &rows[first], 0, &first_reply) == 0;
+        first_measured = measure_row(run, base, o, &s, &rows[first], 0, &first_reply) == 0;
 
     char *why = NULL;
     if (gate(run, o, &why) != 0) {
@@ -518,10 +637,22 @@ int bw_bench_main(const bw_bench_opts *o)
     if (rep.copy.run) {
         /* Half the largest row's traffic each way: the same total bytes moved. */
         rep.copy.bytes = (largest / 2) & ~(int64_t)1;
-        if (rep.copy.bytes > 0)
-            run_copy(run, &s, &rep);
-        else
+        if (rep.copy.bytes > 0) {
+            /* The baseline is the faster copy this GPU runs: cudaMemcpy or the
+             * kit's own kernel, each timed the same way. */
+            int best = -1;
+            for (int m = 0; m < 2; m++) {
+                rep.copies[m].bytes = rep.copy.bytes;
+                run_copy(base, &s, m, o->profile_calls, &rep);
+                if (strcmp(rep.copies[m].status, "ok") == 0 &&
+                    (best < 0 || rep.copies[m].gbs > rep.copies[best].gbs))
+                    best = m;
+            }
+            rep.copy = rep.copies[best >= 0 ? best : BW_COPY_MEMCPY];
+            rep.copy.detail = rep.copy.detail ? bw_format_alloc("%s", rep.copy.detail) : NULL;
+        } else {
             rep.copy.detail = bw_format_alloc("no size fits in memory");
+        }
         bw_report_bench_copy(out, &rep);
     }
     bw_report_bench_table_head(out);
@@ -530,7 +661,7 @@ int bw_bench_main(const bw_bench_opts *o)
         judge_row(&first_reply, &s, &rep, &rows[first]);
     for (int i = 0; i < n_rows; i++) {
         bw_reply r;
-        if (!rows[i].status && measure_row(run, o, &s, &rows[i], 1, &r) == 0)
+        if (!rows[i].status && measure_row(run, base, o, &s, &rows[i], 1, &r) == 0)
             judge_row(&r, &s, &rep, &rows[i]);
         bw_report_bench_row(out, &rows[i]);
         bad |= strcmp(rows[i].status, "ok") != 0 && strcmp(rows[i].status, "skipped") != 0;
@@ -544,12 +675,16 @@ report:
         fprintf(stderr, "bwgrade: could not write %s: %s\n", o->json_path, strerror(errno));
         code = 3;
     }
+    bw_runner_close(base);   /* before run: it borrows run's shared memory */
     bw_runner_close(run);
+    free(base_path);
     for (int i = 0; i < n_rows; i++)
         free(rows[i].detail);
     free(rows);
     free(specs);
     free(rep.copy.detail);
+    for (int m = 0; m < 2; m++)
+        free(rep.copies[m].detail);
     free(error);
     return code;
 }

@@ -10,6 +10,7 @@ typedef struct {
     const bw_exercise *ex;
     const char *worker_path;
     const char *label;        /* names the implementation in the JSON ("student") */
+    const char *baseline_worker; /* NULL: bw_worker_baseline beside bwgrade */
     const int64_t *sizes;     /* NULL: the default size list */
     int n_sizes;
     const int *offsets;       /* NULL: the default offsets; with sizes given, {0} */

@@ -31,6 +31,7 @@ static const char usage_text[] =
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
     "                [--json FILE] [--sandbox BWRAP [--hide PATHS]]\n"
+    "                [--baseline-worker PATH]\n"
     "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
     "\n"
     "  list      the exercises: name, arrays, in place, uses alpha, summary (tab-separated)\n"
@@ -64,6 +65,9 @@ static const char usage_text[] =
     "                  no network, read-only files but its private HOME/TMPDIR,\n"
     "                  the GPU's device nodes, killed with the grader\n"
     "  --hide PATHS    with --sandbox: ':'-separated paths made invisible inside\n"
+    "  --baseline-worker PATH  the worker with no student code that times the\n"
+    "                  copies and the per-call costs the grader's clock is\n"
+    "                  compared with (default: bw_worker_baseline beside bwgrade)\n"
     "  --profile-calls K  for a profiler (ncu --profile-from-start off): after the\n"
     "                  warmup, K more calls timed as the samples are, each bracketed\n"
     "                  alone with cudaProfilerStart/Stop; then one sample only:\n"
@@ -89,7 +93,7 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock;
+    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock, *baseline_worker;
     int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, help;
 } args;
 
@@ -122,6 +126,7 @@ static const option options[] = {
     VAL(sandbox, CMD_TEST | CMD_BENCH),
     VAL(hide, CMD_TEST | CMD_BENCH),
     {"--device-lock", CMD_TEST, offsetof(args, device_lock), 0, 1},
+    {"--baseline-worker", CMD_BENCH, offsetof(args, baseline_worker), 0, 1},
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--group-fail-fast", group_fail_fast, CMD_TEST),
@@ -471,6 +476,7 @@ int main(int argc, char **argv)
     o.ex = ex;
     o.worker_path = a.worker;
     o.label = a.label ? a.label : "student";
+    o.baseline_worker = a.baseline_worker;
     o.no_copy = a.no_copy;
     o.quick = a.quick;
     if (a.profile_calls) {

@@ -45,8 +45,29 @@ typedef enum {
     BW_REQ_BENCH,       /* upload, one checked call, then many timed calls on rotated arrays */
     BW_REQ_COPY_BENCH,  /* time a device-to-device copy of copy_bytes */
     BW_REQ_QUIT,
-    BW_REQ_CHUNK        /* one chunk's move inside a RUN dialogue, either way */
+    BW_REQ_CHUNK,       /* one chunk's move inside a RUN dialogue, either way */
+    BW_REQ_TICK         /* a timed sample's start and end inside a BENCH / COPY_BENCH
+                         * with tick set, either way (bench_witness.h) */
 } bw_req_kind;
+
+/* A timed sample, as the grader's own clock sees it (request field tick):
+ *
+ *   worker                                grader
+ *   TICK k, phase READY -----------------> notes the time, answers at once
+ *          <------------------------------ TICK k (go)
+ *   L2 flush, start event, the call, end event, synchronize
+ *   TICK k, phase DONE ------------------> notes the time
+ *
+ * The span from the go to the DONE holds the call, and whatever the worker
+ * did there; the span from one DONE to the next READY holds the kit's
+ * preparation (rotation, hash). Both are compared with the same spans of a
+ * worker that holds no student code (bench_witness.h). */
+#define BW_TICK_READY 1
+#define BW_TICK_DONE 2
+
+/* COPY_BENCH: which copy (request field copy_method). */
+#define BW_COPY_MEMCPY 0   /* cudaMemcpyAsync device to device */
+#define BW_COPY_KERNEL 1   /* the kit's own copy kernel (worker/copy_kernel.cu) */
 
 typedef enum {
     BW_REP_OK = 0,
@@ -85,6 +106,10 @@ typedef struct {
      * profiler started with --profile-from-start off sees those calls'
      * kernels and nothing else) and left out of the statistics */
     int32_t profile_calls;
+    /* BENCH / COPY_BENCH: 1 = exchange TICK messages around every timed
+     * sample (above); the grader requires it of every worker it times */
+    int32_t tick;
+    int32_t copy_method;         /* COPY_BENCH: BW_COPY_* */
     /* RUN: the ring and the chunks (stream_plan.h); CHUNK: which chunk */
     int32_t ring_slots;
     uint64_t slot_bytes;         /* a slot ... */
@@ -128,7 +153,8 @@ typedef struct {
     int32_t bus_width_bits;      /* cudaDevAttrGlobalMemoryBusWidth */
     int32_t driver_version, runtime_version;
     uint64_t mem_free, mem_total;
-    int64_t chunk;               /* CHUNK: which */
+    int64_t chunk;               /* CHUNK: which; TICK: the sample, from 0 */
+    int32_t tick_phase;          /* TICK: BW_TICK_READY or BW_TICK_DONE */
 } bw_reply;
 
 /* The exercise adapter (exercises/NAME/adapter.cu) defines this, calling the

@@ -191,6 +191,23 @@ static void write_row(bw_json *w, const bw_bench_row *row)
     } else {
         bw_json_null(w);
     }
+    bw_json_knumber_or_null(w, "pct_memcpy", round_to(row->pct_memcpy, 100));
+    bw_json_key(w, "clock_check");
+    if (row->clocked) {
+        bw_json_begin_object(w);
+        bw_json_kint(w, "samples", row->clock_samples);
+        bw_json_kint(w, "baseline_samples", row->base_clock_samples);
+        bw_json_knumber_or_null(w, "span_ms", row->span_ms);
+        bw_json_knumber_or_null(w, "baseline_span_ms", row->base_span_ms);
+        bw_json_knumber_or_null(w, "prep_ms", row->prep_ms);
+        bw_json_knumber_or_null(w, "baseline_prep_ms", row->base_prep_ms);
+        bw_json_knumber_or_null(w, "clock_ms", row->clock_ms);
+        bw_json_knumber_or_null(w, "charged_ms", row->charged_ms);
+        bw_json_knumber_or_null(w, "least_accepted_ms", row->allowed_ms);
+        bw_json_end_object(w);
+    } else {
+        bw_json_null(w);
+    }
     if (row->worker_pid > 0) {
         bw_json_kint(w, "worker_pid", row->worker_pid);
     } else {
@@ -200,6 +217,29 @@ static void write_row(bw_json *w, const bw_bench_row *row)
     bw_json_kstring(w, "status", row->status);
     bw_json_kstring(w, "rule", row->rule);
     bw_json_kstring(w, "detail", row->detail);
+    bw_json_end_object(w);
+}
+
+/* A copy's figures; null when copies were not run. */
+static void write_copy(bw_json *w, const bw_bench_copy *c, int or_null)
+{
+    if (!c->run && or_null) {
+        bw_json_null(w);
+        return;
+    }
+    bw_json_begin_object(w);
+    bw_json_kstring(w, "method", c->method);
+    bw_json_kint(w, "bytes", c->bytes);
+    bw_json_knumber_or_null(w, "ms_median", c->ms_median);
+    bw_json_knumber_or_null(w, "ms_q1", c->ms_q1);
+    bw_json_knumber_or_null(w, "ms_q3", c->ms_q3);
+    bw_json_knumber_or_null(w, "gbs", round_to(c->gbs, 100));
+    bw_json_knumber_or_null(w, "pct_peak", round_to(c->pct_peak, 100));
+    bw_json_knumber_or_null(w, "lag_ms", c->lag_ms);
+    bw_json_knumber_or_null(w, "timer_ms", c->timer_ms);
+    bw_json_kint(w, "samples", c->samples);
+    bw_json_kstring(w, "status", c->status);
+    bw_json_kstring(w, "detail", c->detail);
     bw_json_end_object(w);
 }
 
@@ -218,21 +258,13 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
     write_device(&w, r->device);
 
     bw_json_key(&w, "copy");
-    const bw_bench_copy *c = &r->copy;
-    if (c->run) {
-        bw_json_begin_object(&w);
-        bw_json_kint(&w, "bytes", c->bytes);
-        bw_json_knumber_or_null(&w, "ms_median", c->ms_median);
-        bw_json_knumber_or_null(&w, "ms_q1", c->ms_q1);
-        bw_json_knumber_or_null(&w, "ms_q3", c->ms_q3);
-        bw_json_knumber_or_null(&w, "gbs", round_to(c->gbs, 100));
-        bw_json_knumber_or_null(&w, "pct_peak", round_to(c->pct_peak, 100));
-        bw_json_knumber_or_null(&w, "lag_ms", c->lag_ms);
-        bw_json_knumber_or_null(&w, "timer_ms", c->timer_ms);
-        bw_json_kint(&w, "samples", c->samples);
-        bw_json_kstring(&w, "status", c->status);
-        bw_json_kstring(&w, "detail", c->detail);
-        bw_json_end_object(&w);
+    write_copy(&w, &r->copy, 1);
+    bw_json_key(&w, "copies");
+    if (r->copy.run) {
+        bw_json_begin_array(&w);
+        for (int m = 0; m < 2; m++)
+            write_copy(&w, &r->copies[m], 0);
+        bw_json_end_array(&w);
     } else {
         bw_json_null(&w);
     }

@@ -69,11 +69,20 @@ typedef struct {
                                            excess over the copy's; NAN if none */
     int calls_checked, calls_bad, first_bad_call, first_bad_rotation; /* output hashes */
     long worker_pid;                /* the fresh worker process the row was timed in; 0: none */
+    /* The grader's own clock (bench_witness.h): medians per sample, ms, of
+     * the student's worker and of the baseline worker on the same row */
+    int clocked;                    /* these fields are filled */
+    int clock_samples, base_clock_samples;
+    double span_ms, prep_ms, base_span_ms, base_prep_ms;
+    double clock_ms, charged_ms, allowed_ms; /* bench_witness.h's verdict; NAN: none */
     double gbs, pct_peak, pct_copy;     /* NAN when no figure is reported */
+    double pct_memcpy;              /* against cudaMemcpy alone (policies written before
+                                       the baseline became the faster copy) */
 } bw_bench_row;
 
 typedef struct {
     int run;                        /* 0 with --no-copy */
+    const char *method;             /* "memcpy" or "kernel" (BW_COPY_*) */
     int64_t bytes;                  /* copied one way; read + write is twice this */
     const char *status;             /* "ok", or why there is no figure */
     char *detail;                   /* malloc'd or NULL */
@@ -91,7 +100,8 @@ typedef struct {
     double peak_gbs;                /* datasheet; NAN if the device did not say */
     const char *status;             /* "ok", "fail", "wrong" or "error" */
     const char *error;              /* status "error": why */
-    bw_bench_copy copy;
+    bw_bench_copy copy;             /* the baseline: the faster of copies[] */
+    bw_bench_copy copies[2];        /* [BW_COPY_MEMCPY], [BW_COPY_KERNEL] */
     bw_bench_row *rows;
     int n_rows;
 } bw_bench_report;

@@ -8,6 +8,7 @@
 #include "runner.h"
 #include "device_lock.h"
 #include "run_dialogue.h"
+#include "bench_witness.h"
 #include "supervisor.h"
 
 #define OUTPUT_CAP 4096              /* student stdout+stderr kept per call */
@@ -47,6 +48,7 @@ struct bw_runner {
     bw_reply hello;      /* from the latest worker started */
     strbuf san_log;      /* sanitizer output gathered since the last take */
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
+    int owns_shm;        /* 0: borrowed from another runner (bw_runner_open_beside) */
 };
 
 static void gather_sanitizer_log(bw_runner *run)
@@ -120,6 +122,7 @@ bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const 
     run->opts.output_cap = OUTPUT_CAP;
     run->opts.startup_timeout_s = STARTUP_TIMEOUT_S;
     run->shm = bw_shm_create();
+    run->owns_shm = 1;
     if (!run->shm) {
         *why = bw_format_alloc("could not create shared memory: %s", strerror(errno));
         free(run);
@@ -133,13 +136,36 @@ bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const 
     return run;
 }
 
+bw_runner *bw_runner_open_beside(bw_runner *owner, const char *worker_path, char **why)
+{
+    *why = NULL;
+    bw_runner *run = calloc(1, sizeof *run);
+    if (!run) {
+        *why = bw_format_alloc("out of memory");
+        return NULL;
+    }
+    run->ex = owner->ex;
+    bw_device_lock_init(&run->lock, NULL);
+    run->opts = owner->opts;
+    run->opts.worker_path = worker_path;
+    run->opts.sanitizer = NULL;
+    run->shm = owner->shm;
+    run->owns_shm = 0;
+    if (start_worker(run, why, NULL) != 0) {
+        free(run);
+        return NULL;
+    }
+    return run;
+}
+
 void bw_runner_close(bw_runner *run)
 {
     if (!run)
         return;
     double t0 = bw_mono_s();
     bw_worker_quit_soon(run->w);   /* the worker tears down while the memory is freed */
-    bw_shm_destroy(run->shm);
+    if (run->owns_shm)
+        bw_shm_destroy(run->shm);
     double t1 = bw_mono_s();
     bw_worker_stop(run->w);
     if (getenv("BWLAB_TIMING"))
@@ -244,6 +270,19 @@ bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_
         return BW_OUTCOME_CRASH;
     char *why = NULL;
     bw_call_status st = bw_worker_call(run->w, req, rep, timeout_s, &why);
+    return finish_call(run, st, why, timeout_s, rep, detail, output);
+}
+
+bw_outcome bw_runner_bench(bw_runner *run, const bw_request *req, double timeout_s,
+                           bw_witness *wit, bw_reply *rep, char **detail, char **output)
+{
+    *detail = NULL;
+    *output = NULL;
+    memset(rep, 0, sizeof *rep);
+    if (ready_worker(run, detail) != 0)
+        return BW_OUTCOME_CRASH;
+    char *why = NULL;
+    bw_call_status st = bw_bench_dialogue(run->w, req, rep, timeout_s, wit, &why);
     return finish_call(run, st, why, timeout_s, rep, detail, output);
 }
 

@@ -9,6 +9,7 @@
 #include "protocol.h"
 #include "run_dialogue.h"
 #include "shm.h"
+#include "bench_witness.h"
 
 typedef struct bw_runner bw_runner;
 
@@ -18,6 +19,10 @@ typedef struct bw_runner bw_runner;
 bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const char *sanitizer,
                           char **why, int *no_device);
 void bw_runner_close(bw_runner *run);
+/* A second runner on owner's shared memory (owner must outlive it), with a
+ * worker of another executable: the baseline worker, which reads the images
+ * owner's worker was given. NULL with a malloc'd *why on failure. */
+bw_runner *bw_runner_open_beside(bw_runner *owner, const char *worker_path, char **why);
 /* The HELLO reply of the latest worker started. */
 const bw_reply *bw_runner_device(const bw_runner *run);
 bw_shm *bw_runner_shm(bw_runner *run);
@@ -39,6 +44,11 @@ long bw_runner_worker_pid(const bw_runner *run);
  * says what happened; *output gets the captured student output or NULL. */
 bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
                           char **detail, char **output);
+
+/* A BENCH or COPY_BENCH with the grader's clock on every timed sample
+ * (bench_witness.h): *wit gets the spans. Outcomes as for bw_runner_call. */
+bw_outcome bw_runner_bench(bw_runner *run, const bw_request *req, double timeout_s,
+                           bw_witness *wit, bw_reply *rep, char **detail, char **output);
 
 /* A RUN (req: its plan made, stream_plan.h) as a dialogue through a ring at
  * the start of the shared memory: ops fill and take each chunk. Outcomes as

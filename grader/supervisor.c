@@ -1016,6 +1016,8 @@ int bw_worker_alive(const bw_worker *w)
     return w != NULL && w->alive;
 }
 
+int bw_worker_channel(const bw_worker *w) { return w ? w->chan : -1; }
+
 long bw_worker_pid(const bw_worker *w)
 {
     return w != NULL ? (long)w->pid : 0;

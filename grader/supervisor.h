@@ -55,6 +55,8 @@ char *bw_worker_take_output(bw_worker *w);
 char *bw_worker_take_sanitizer_log(bw_worker *w);
 
 int bw_worker_alive(const bw_worker *w);
+/* The grader's end of the worker's channel (to wait on it without reading). */
+int bw_worker_channel(const bw_worker *w);
 /* The worker's process id (what a profiler following children reports). */
 long bw_worker_pid(const bw_worker *w);
 /* Polite QUIT, then SIGKILL to the group; reaps; frees w. Safe on NULL. */

@@ -33,11 +33,13 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_timing.h"
+#include "copy_kernel.h"
 #include "device_arrays.h"
 #include "l2_flush.h"
 #include "mix64.h"
 #include "mono_clock.h"
 #include "sample_check.h"
+#include "sample_tick.h"
 
 #define MAX_SAMPLES_LIMIT 1000000
 #define MIN_FLUSH_BYTES ((size_t)8 << 20)
@@ -55,6 +57,9 @@ typedef struct {
     int profile_left;        /* timed calls still to bracket for a profiler */
     double timer_ms;         /* the events' own span, subtracted from each sample */
     cudaEvent_t ev0, ev1;
+    int tick;                /* exchange TICKs around every timed sample (protocol.h) */
+    int chan;                /* ... on this channel, */
+    uint64_t nonce;          /* ... echoing the request's nonce */
 } bw_timed_op;
 
 static void fail(bw_reply *r, cudaError_t e, const char *fmt, ...)
@@ -127,8 +132,10 @@ static cudaError_t untimed_call(bw_timed_op *t)
 }
 
 /* One timed call; *ms gets the event time, *lag_ms how much longer the host
- * clock saw from the start event to the end of a device-wide synchronize. */
-static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
+ * clock saw from the start event to the end of a device-wide synchronize.
+ * sample >= 0: a sample of the statistics, which the grader's clock sees
+ * (TICKs, when t->tick); -1: a call that is not one. */
+static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms, int64_t sample)
 {
     /* The preparation done before the clocks start: a call on a stream that
      * does not wait for the default one must not find it half done, and
@@ -136,6 +143,12 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
     cudaError_t e = prepare(t);
     if (e == cudaSuccess)
         e = sync_and_check();
+    /* The grader's clock starts here: after the preparation, before the
+     * flush that the start event waits for (the flush's length is the same
+     * in the worker it is compared with). */
+    int ticked = t->tick && sample >= 0 && e == cudaSuccess;
+    if (ticked)
+        bw_tick_ready(t->chan, t->nonce, sample);
     if (e == cudaSuccess)
         e = flush_l2(t);
     /* A profiler's range holds the timed call alone: the preparation and
@@ -158,6 +171,8 @@ static cudaError_t timed_call(bw_timed_op *t, double *ms, double *lag_ms)
         e = cudaEventSynchronize(t->ev1);
     cudaError_t s = sync_and_check();
     double h1 = bw_mono_s();
+    if (ticked)
+        bw_tick_done(t->chan, t->nonce, sample);
     if (e == cudaSuccess)
         e = s;
     if (profiled && e == cudaSuccess)
@@ -191,7 +206,7 @@ static cudaError_t timer_span(const bw_timed_op *t, double *span_ms)
     double least = 0.0;
     for (int i = 0; i < TIMER_PROBES; i++) {
         double ms = 0.0, lag = 0.0;
-        cudaError_t e = timed_call(&idle, &ms, &lag);
+        cudaError_t e = timed_call(&idle, &ms, &lag, -1);
         if (e != cudaSuccess)
             return e;
         if (i == 0 || ms < least)
@@ -214,7 +229,7 @@ static cudaError_t sample_loop(bw_timed_op *t, const bw_request *q, int min_samp
     while (k < max_samples) {
         double x = 0.0;
         *failed_at = k;
-        cudaError_t e = timed_call(t, &x, &lag[k]);
+        cudaError_t e = timed_call(t, &x, &lag[k], k);
         if (e != cudaSuccess)
             return e;
         ms[k++] = x;
@@ -396,7 +411,7 @@ static int measure(bw_timed_op *t, const bw_request *q, bw_reply *r, const char 
      * alone for it, then left out of the statistics. */
     for (int i = 0; t->profile_left > 0; i++) {
         double skip_ms = 0.0, skip_lag = 0.0;
-        e = timed_call(t, &skip_ms, &skip_lag);
+        e = timed_call(t, &skip_ms, &skip_lag, -1);
         if (e != cudaSuccess) {
             fail(r, e, "%s, profiled call %d", what, i + 1);
             goto out;
@@ -569,7 +584,15 @@ static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arra
     return 0;
 }
 
-void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
+/* The TICK settings of a request. */
+static void set_ticks(bw_timed_op *t, const bw_request *q, int chan)
+{
+    t->tick = q->tick != 0;
+    t->chan = chan;
+    t->nonce = q->nonce;
+}
+
+void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r, int chan)
 {
     bw_dev_arrays a;
     memset(&a, 0, sizeof a);
@@ -601,6 +624,7 @@ void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r)
     t.prepare = student_rotate;
     t.check = student_check;
     t.profile_left = q->profile_calls > 0 ? q->profile_calls : 0;
+    set_ticks(&t, q, chan);
 
     if (measure(&t, q, r, "the student's call") != 0)
         goto out;
@@ -633,10 +657,20 @@ static cudaError_t copy_op(void *p)
     return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)0);
 }
 
-void bw_bench_copy(const bw_request *q, bw_reply *r)
+static cudaError_t copy_kernel_op(void *p)
+{
+    copy_ctx *c = p;
+    return bw_copy_kernel(c->dst, c->src, c->bytes);
+}
+
+void bw_bench_copy(const bw_request *q, bw_reply *r, int chan)
 {
     if (q->copy_bytes == 0 || q->copy_bytes > (uint64_t)SIZE_MAX / 2) {
         bad_request(r, "copy_bytes must be positive");
+        return;
+    }
+    if (q->copy_method != BW_COPY_MEMCPY && q->copy_method != BW_COPY_KERNEL) {
+        bad_request(r, "copy_method must be 0 (cudaMemcpy) or 1 (the kit's kernel)");
         return;
     }
     const size_t bytes = (size_t)q->copy_bytes;
@@ -661,9 +695,12 @@ void bw_bench_copy(const bw_request *q, bw_reply *r)
     copy_ctx c = {dst, src, bytes};
     bw_timed_op t;
     memset(&t, 0, sizeof t);
-    t.op = copy_op;
+    t.op = q->copy_method == BW_COPY_KERNEL ? copy_kernel_op : copy_op;
     t.ctx = &c;
-    if (measure(&t, q, r, "the device-to-device copy") != 0)
+    t.profile_left = q->profile_calls > 0 ? q->profile_calls : 0;
+    set_ticks(&t, q, chan);
+    if (measure(&t, q, r, q->copy_method == BW_COPY_KERNEL ? "the kit's copy kernel"
+                                                          : "the device-to-device copy") != 0)
         goto out;
     r->status = BW_REP_OK;
     snprintf(r->message, sizeof r->message, "ok");

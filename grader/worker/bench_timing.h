@@ -13,9 +13,9 @@
  * BW_REP_BAD_REQUEST with message.
  * batch_event_ms and batch_host_ms are totals for the host_batch calls
  * (not per call); their ratio is what matters. */
-void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r);
+void bw_bench_student(const bw_request *q, uint8_t *images, bw_reply *r, int chan);
 
 /* COPY_BENCH: a device-to-device cudaMemcpyAsync of copy_bytes. */
-void bw_bench_copy(const bw_request *q, bw_reply *r);
+void bw_bench_copy(const bw_request *q, bw_reply *r, int chan);
 
 #endif

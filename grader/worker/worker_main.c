@@ -215,7 +215,7 @@ static void do_bench(const bw_request *q, bw_reply *r)
     uint8_t *images = map_shm(q->shm_bytes, r);
     if (images == NULL)
         return;
-    bw_bench_student(q, images, r);
+    bw_bench_student(q, images, r, g_chan);
 }
 
 int main(void)
@@ -261,7 +261,7 @@ int main(void)
             break;
         case BW_REQ_COPY_BENCH:
             if (ensure_device(&r) == 0)
-                bw_bench_copy(&q, &r);
+                bw_bench_copy(&q, &r, g_chan);
             break;
         case BW_REQ_QUIT:
             unmap_shm();

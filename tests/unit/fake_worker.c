@@ -33,6 +33,14 @@
  *           leave a file in $HOME/.cache (the worker's directory must go
  *           whole); reply OK
  *
+ *   BENCH with tick set (bench_witness.h): max_samples samples, each a
+ *           "call" of q.n microseconds (a sleep) between the grader's go and
+ *           the DONE, after a "preparation" of q.warmup microseconds; the
+ *           reply claims alpha ms per call. min_samples picks a misbehaviour:
+ *             -1  DONE before READY
+ *             -2  a reply with one sample more than were ticked
+ *             -3  the call's sleep moved into the preparation
+ *
  *   "FAKE_HELLO=crash" | "...hang" | "...nodevice" at the start of shared
  *   memory when HELLO comes (not an environment variable: the supervisor
  *   passes the worker only an allow-list of those)
@@ -401,6 +409,46 @@ static void run(const bw_request *q, bw_reply *r)
     r->call_ms = 1.0;
 }
 
+static void nap_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void send_tick(const bw_request *q, int64_t k, int32_t phase)
+{
+    bw_reply m;
+    memset(&m, 0, sizeof m);
+    m.magic = BW_PROTO_MAGIC;
+    m.kind = BW_REQ_TICK;
+    m.nonce = q->nonce;
+    m.chunk = k;
+    m.tick_phase = phase;
+    send_bytes(&m, sizeof m);
+}
+
+/* See the BENCH lines at the top. */
+static void bench(const bw_request *q, bw_reply *r)
+{
+    int samples = q->max_samples > 0 && q->max_samples <= 1000 ? q->max_samples : 1;
+    long call_us = q->n > 0 ? q->n : 0, prep_us = q->warmup > 0 ? q->warmup : 0;
+    for (int k = 0; q->tick && k < samples; k++) {
+        nap_us(prep_us + (q->min_samples == -3 ? call_us : 0));
+        if (q->min_samples == -1)
+            send_tick(q, k, BW_TICK_DONE);
+        send_tick(q, k, BW_TICK_READY);
+        bw_request go;
+        if (read_request(&go) != 0 || go.kind != BW_REQ_TICK || go.chunk != k)
+            _exit(1);
+        if (q->min_samples != -3)
+            nap_us(call_us);
+        send_tick(q, k, BW_TICK_DONE);
+    }
+    r->samples = samples + (q->min_samples == -2);
+    r->ms_median = r->ms_mean = r->ms_min = r->ms_max = r->ms_q1 = r->ms_q3 = q->alpha;
+}
+
 /* CUDA_FAKE_WORKER_LOG=FILE: one line "PID KIND" per request, appended, so a
  * test can see which worker got which request in which order. (CUDA_ is one
  * of the prefixes bwgrade passes on to its workers.) */
@@ -459,6 +507,8 @@ int main(int argc, char **argv)
                 r.device_count = 1;
                 r.sm_count = 1;
             }
+        } else if (q.kind == BW_REQ_BENCH && q.tick) {
+            bench(&q, &r);
         } else if (q.kind == BW_REQ_RUN) {
             run(&q, &r);
             if (r.magic == 0)

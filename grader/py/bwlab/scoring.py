@@ -56,6 +56,13 @@ from pathlib import Path
 GROUPS = ("small", "medium", "large", "special", "huge")
 MODES = ("all_or_nothing", "per_group")
 BENCH_ROWS = ("largest", "smallest", "first", "last")
+# What pct_copy is a percentage of. fastest_copy: the faster of cudaMemcpy and
+# the kit's copy kernel, both timed in the same run (bwgrade bench's `copy`);
+# memcpy: cudaMemcpy alone, the only baseline before it (`pct_memcpy`).
+BASELINES = ("fastest_copy", "memcpy")
+# A policy file that sets thresholds but names no baseline was written for
+# cudaMemcpy: its thresholds keep the meaning they were written with.
+LEGACY_BASELINE = "memcpy"
 SCALES = ("linear", "steps")
 
 DEFAULTS = {
@@ -66,6 +73,7 @@ DEFAULTS = {
     "thresholds": "90:1.0, 75:0.75, 50:0.5, 25:0.25",
     "performance_scale": "linear",
     "bench_row": "largest",
+    "baseline": "fastest_copy",
     # Measured on the H100: memcheck over these groups (922 haxpy cases with
     # the hidden ones) adds about 2 s per exercise; large and huge would add minutes.
     "memcheck": "small, medium, special",
@@ -96,6 +104,7 @@ class ExercisePolicy:
     bench_row: str
     performance_scale: str = "linear"
     memcheck: tuple[str, ...] = ()                  # groups run under memcheck; () = off
+    baseline: str = "fastest_copy"                  # BASELINES
 
     @property
     def max_points(self) -> float:
@@ -110,6 +119,7 @@ class ExercisePolicy:
             "thresholds": [[p, f] for p, f in self.thresholds],
             "performance_scale": self.performance_scale,
             "bench_row": self.bench_row,
+            "baseline": self.baseline,
             "memcheck": list(self.memcheck),
         }
 
@@ -210,6 +220,9 @@ def _exercise_policy(exercise: str, kv: dict[str, str], section: str) -> Exercis
     row = kv["bench_row"].strip()
     if row not in BENCH_ROWS:
         raise PolicyError(f"{where('bench_row')}: '{row}' (use one of {', '.join(BENCH_ROWS)})")
+    baseline = kv["baseline"].strip()
+    if baseline not in BASELINES:
+        raise PolicyError(f"{where('baseline')}: '{baseline}' (use {' or '.join(BASELINES)})")
     return ExercisePolicy(
         exercise=exercise,
         correctness_points=_number(kv["correctness_points"], where("correctness_points")),
@@ -220,6 +233,7 @@ def _exercise_policy(exercise: str, kv: dict[str, str], section: str) -> Exercis
         bench_row=row,
         performance_scale=scale,
         memcheck=memcheck,
+        baseline=baseline,
     )
 
 
@@ -259,6 +273,10 @@ def parse_policy(text: str, source: str = "<policy>") -> Policy:
                 raise PolicyError(f"{source}: [{section}] unknown key '{key}' "
                                   f"(keys: {', '.join(DEFAULTS)})")
             target[key] = value
+    # Thresholds without a baseline were written against cudaMemcpy.
+    written = {key for sec in parser.sections() if sec != "limits" for key in parser.options(sec)}
+    if "thresholds" in written and "baseline" not in written:
+        base["baseline"] = LEGACY_BASELINE
     policy = Policy(source=source, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
                     base=base, overrides=overrides, limits=limits)
     _exercise_policy("(all)", base, "all")   # validate [all] on its own
@@ -619,11 +637,23 @@ def performance_fraction(pol: ExercisePolicy, pct: float) -> tuple[float, float 
     return 0.0, None   # not reached: the points cover every pct above the first
 
 
-def noise_band(row: dict, copy: dict | None) -> tuple[float, float] | None:
-    """The pct_copy band spanned when the kernel's and the copy's times move
+def baseline_of(bench: dict, baseline: str) -> tuple[dict | None, str]:
+    """The copy a policy's percentages are of, and the row key that holds
+    them. A report from before the kit timed two copies has only `copy`,
+    cudaMemcpy, and its pct_copy is of that."""
+    copy = bench.get("copy") if isinstance(bench.get("copy"), dict) else None
+    copies = bench.get("copies")
+    if baseline == "memcpy" and isinstance(copies, list):
+        memcpy = next((c for c in copies if isinstance(c, dict) and c.get("method") == "memcpy"), None)
+        return memcpy, "pct_memcpy"
+    return copy, "pct_copy"
+
+
+def noise_band(row: dict, copy: dict | None, pct: float | None = None) -> tuple[float, float] | None:
+    """The pct band spanned when the kernel's and the copy's times move
     within their quartiles (q1..q3 of each one's samples); None when the
-    report has no quartiles. pct_copy goes as copy time / kernel time."""
-    pct = row.get("pct_copy")
+    report has no quartiles. The percentage goes as copy time / kernel time."""
+    pct = row.get("pct_copy") if pct is None else pct
     k = [row.get(key) for key in ("ms_q1", "ms_median", "ms_q3")]
     c = [(copy or {}).get(key) for key in ("ms_q1", "ms_median", "ms_q3")]
     nums = [pct, *k, *c]
@@ -651,7 +681,8 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
     if not isinstance(bench, dict):
         out["reason"] = result.get("bench_reason") or "no benchmark report"
         return out
-    copy = bench.get("copy") if isinstance(bench.get("copy"), dict) else None
+    copy, pct_key = baseline_of(bench, pol.baseline)
+    out["baseline"] = pol.baseline
     if copy and isinstance(copy.get("gbs"), (int, float)):
         out["copy_gbs"] = copy["gbs"]
     row = pick_bench_row(bench, pol.bench_row)
@@ -664,9 +695,9 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
         detail = f" ({row['detail']})" if row.get("detail") else ""
         out["reason"] = f"benchmark row n={row.get('n')} is '{status}'{detail}"
         return out
-    pct = row.get("pct_copy")
+    pct = row.get(pct_key)
     if not isinstance(pct, (int, float)):
-        out["reason"] = f"benchmark row n={row.get('n')} has no pct_copy"
+        out["reason"] = f"benchmark row n={row.get('n')} has no {pct_key}"
         return out
     pct = float(pct)
     out["pct_copy"] = round(pct, 2)
@@ -675,7 +706,7 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
     out["fraction"] = round(fraction, 4)
     out["threshold"] = threshold
     out["score"] = pts(pol.performance_points * fraction)
-    band = noise_band(row, copy)
+    band = noise_band(row, copy, pct)
     if band is not None:
         lo, hi = band
         out["noise"] = round((hi - lo) / 2, 2)
@@ -686,7 +717,8 @@ def score_performance(pol: ExercisePolicy, result: dict, correctness: dict) -> d
                                               - performance_fraction(pol, lo)[0])
             out["near_threshold"] = near[0]
             out["points_at_stake"] = pts(stake)
-    where = f"{pct:.1f}% of copy bandwidth at n={row.get('n')}"
+    of_what = "copy" if pol.baseline == "fastest_copy" else "cudaMemcpy"
+    where = f"{pct:.1f}% of {of_what} bandwidth at n={row.get('n')}"
     of = f"{fmt_points(out['score'])} of {fmt_points(pol.performance_points)} points"
     if pol.performance_scale == "steps":
         if threshold is not None:

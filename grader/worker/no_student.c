@@ -1,0 +1,12 @@
+/* bw_worker_baseline: the worker core with an empty student call. No
+ * submission's code is linked in, so what it times cannot be tampered with:
+ * the copies that set the benchmark's baseline, and the cost of a sample
+ * around a call that does nothing (bench_witness.h). */
+#include "protocol.h"
+
+void bw_student_call(int n, float alpha, void *const *arrays)
+{
+    (void)n;
+    (void)alpha;
+    (void)arrays;
+}
