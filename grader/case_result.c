@@ -33,6 +33,8 @@ void bw_case_result_free(bw_case_result *r)
         return;
     free(r->detail);
     free(r->student_output);
+    free(r->sanitizer_note);
+    r->sanitizer_note = NULL;
     /* Cleared so that a second free, or a later read, is harmless. */
     r->detail = NULL;
     r->student_output = NULL;

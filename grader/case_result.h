@@ -26,6 +26,8 @@ typedef struct {
     int not_run;                    /* SKIPPED by --fail-fast, not for a reason of its own */
     char *detail;                   /* malloc'd or NULL: signal, CUDA error, skip reason */
     char *student_output;           /* malloc'd or NULL: captured stdout/stderr, capped */
+    char *sanitizer_note;           /* malloc'd or NULL: what the sanitizer noted that costs
+                                     * nothing (CUDA API errors the code got back) */
     double seconds;
 } bw_case_result;
 

@@ -55,25 +55,33 @@ static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint32_t first
     free(output);
 }
 
-/* The sanitizer's findings fail the case and join its detail. */
-static void add_sanitizer_log(bw_runner *run, bw_case_result *r)
+/* Bytes of a sanitizer's findings kept per case, and of its notes. */
+#define SANITIZER_SHOWN_CAP 4000
+
+/* A memory error (or any finding not known to be harmless) fails the case
+ * and joins its detail, costly findings first so that the report's one-line
+ * summary names one of them. A CUDA API error alone is the student's code
+ * getting an error back: it costs nothing by itself (if the call then fails,
+ * the case fails for that), and is kept as the case's sanitizer note. */
+static void add_sanitizer_findings(bw_runner *run, bw_case_result *r)
 {
-    char *log = bw_runner_take_sanitizer_log(run);
-    if (!log)
+    bw_sanitizer_findings f;
+    if (!bw_runner_take_sanitizer_findings(run, SANITIZER_SHOWN_CAP, &f))
         return;
-    if (r->outcome == BW_OUTCOME_PASS)
-        r->outcome = BW_OUTCOME_FAIL;
-    if (!r->detail) {
-        r->detail = log;
-        return;
+    if (f.costly > 0) {
+        if (r->outcome == BW_OUTCOME_PASS)
+            r->outcome = BW_OUTCOME_FAIL;
+        char *shown = bw_format_alloc("%s%s%s%s%s", r->detail ? r->detail : "",
+                                      r->detail ? "\n" : "", f.costly_text ? f.costly_text : "",
+                                      f.note_text ? "compute-sanitizer also noted:\n" : "",
+                                      f.note_text ? f.note_text : "");
+        if (shown)
+            set_detail(r, shown);
+    } else if (f.note_text) {
+        r->sanitizer_note = f.note_text;
+        f.note_text = NULL;
     }
-    char *both = bw_format_alloc("%s\n%s", r->detail, log);
-    if (both) {
-        set_detail(r, both);
-        free(log);
-    } else {
-        set_detail(r, log);
-    }
+    bw_sanitizer_findings_free(&f);
 }
 
 void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, double limit_s,
@@ -116,7 +124,7 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, d
         phase(&mark, times, 1);
     }
     if (sanitizer)
-        add_sanitizer_log(run, r);
+        add_sanitizer_findings(run, r);
 done:
     r->seconds = bw_mono_s() - t0;
     if (r->seconds > 0.5 && getenv("BWLAB_TIMING"))

@@ -25,7 +25,7 @@ static const char usage_text[] =
     "  bwgrade cases EXERCISE [--seed S] [--hidden]\n"
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
     "               [--groups LIST] [--group-fail-fast] [--fail-fast]\n"
-    "               [--sanitize TOOLS] [--device-lock FILE]\n"
+    "               [--sanitize TOOLS] [--case-limit S] [--device-lock FILE]\n"
     "               [--json FILE] [--quiet]\n"
     "               [--sandbox BWRAP [--hide PATHS]]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
@@ -52,6 +52,8 @@ static const char usage_text[] =
     "                  has run to its end with a failure (the rest: 'not run')\n"
     "  --sanitize T    run under compute-sanitizer: memcheck, racecheck, initcheck,\n"
     "                  a comma-separated list of them, or all\n"
+    "  --case-limit S  each case's time limit is at most S seconds (run.py grade\n"
+    "                  sets it for a memcheck run after the plain test hung)\n"
     "  --device-lock FILE  a lock file shared by bwgrade processes testing on\n"
     "                  this GPU at once: one case with over 1 GiB of device\n"
     "                  arrays, and over a quarter of the device's memory, runs\n"
@@ -93,7 +95,8 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock, *baseline_worker;
+    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock, *case_limit;
+    const char *baseline_worker;
     int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, help;
 } args;
 
@@ -126,6 +129,7 @@ static const option options[] = {
     VAL(sandbox, CMD_TEST | CMD_BENCH),
     VAL(hide, CMD_TEST | CMD_BENCH),
     {"--device-lock", CMD_TEST, offsetof(args, device_lock), 0, 1},
+    {"--case-limit", CMD_TEST, offsetof(args, case_limit), 0, 1},
     {"--baseline-worker", CMD_BENCH, offsetof(args, baseline_worker), 0, 1},
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
@@ -461,6 +465,14 @@ int main(int argc, char **argv)
             if (bw_parse_groups(a.groups, &o.groups) <= 0)
                 return usage_error("--groups takes small, medium, large, special, huge, "
                                    "comma-separated; not '%s'", a.groups);
+        }
+        if (a.case_limit) {
+            char *end = NULL;
+            double lim = strtod(a.case_limit, &end);
+            if (end == a.case_limit || *end != '\0' || !(lim >= 1.0 && lim <= 86400.0))
+                return usage_error("--case-limit takes seconds from 1 to 86400, not '%s'",
+                                   a.case_limit);
+            o.case_limit_s = lim;
         }
         if (a.sanitize) {
             const char *tools[BW_MAX_SANITIZERS];

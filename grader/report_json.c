@@ -90,8 +90,11 @@ static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
     bw_json_kstring(w, "detail", r->detail);
     bw_json_kstring(w, "student_output", r->student_output);
     bw_json_kdouble(w, "seconds", round_to(r->seconds, 1e6));
-    if (sanitizer)
+    if (sanitizer) {
         bw_json_kstring(w, "sanitizer", sanitizer);
+        /* what the sanitizer saw that costs nothing (a CUDA API error) */
+        bw_json_kstring(w, "sanitizer_note", r->sanitizer_note);
+    }
     bw_json_end_object(w);
 }
 

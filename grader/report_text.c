@@ -369,6 +369,27 @@ static void print_skipped(FILE *f, const bw_exercise *ex, const bw_test_section 
     }
 }
 
+/* CUDA API errors the code got back: they cost nothing, but usually mean a
+ * call did not do what the code meant; the first is shown. */
+static void print_sanitizer_notes(FILE *f, const bw_exercise *ex, const bw_test_section *s)
+{
+    int count = 0, first = -1;
+    for (int i = 0; i < s->count; i++)
+        if (s->results[i].sanitizer_note) {
+            count++;
+            if (first < 0)
+                first = i;
+        }
+    if (count == 0)
+        return;
+    fprintf(f, "  note: compute-sanitizer saw a CUDA API call return an error in %d case%s "
+               "(it costs nothing by itself: your code got the error back; check that it "
+               "meant to). First, in ", count, count == 1 ? "" : "s");
+    print_case_id(f, ex, &s->cases[first]);
+    fputs(":\n", f);
+    print_lines(f, "      ", s->results[first].sanitizer_note, SHOWN_DETAIL_LINES);
+}
+
 static void print_context(FILE *f, const bw_test_report *r)
 {
     fprintf(f, "(seed %" PRIu64 "%s, %s)", r->seed, r->hidden ? ", hidden cases included" : "",
@@ -431,6 +452,7 @@ static void print_section(FILE *f, const bw_test_report *r, const bw_test_sectio
         wrap(f, "  note: ", "    ", s->note);
     for (int i = 0; i < s->n_diags; i++)
         wrap(f, "  diagnosis: ", "    ", s->diags[i].text ? s->diags[i].text : s->diags[i].name);
+    print_sanitizer_notes(f, r->ex, s);
 
     if (s->failed > 0) {
         int pick[SHOWN_FAILURES];

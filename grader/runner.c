@@ -13,7 +13,6 @@
 
 #define OUTPUT_CAP 4096              /* student stdout+stderr kept per call */
 #define STARTUP_TIMEOUT_S 60.0       /* context creation, slower under a sanitizer */
-#define SANITIZER_LOG_CAP 4000       /* bytes of a sanitizer log kept per case */
 
 /* A growable string; out-of-memory leaves it short rather than failing. */
 typedef struct {
@@ -47,6 +46,7 @@ struct bw_runner {
     bw_worker *w;
     bw_reply hello;      /* from the latest worker started */
     strbuf san_log;      /* sanitizer output gathered since the last take */
+    int san_carry;       /* a finding the last take ended in (sanitizer_log.h), or -1 */
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
     int owns_shm;        /* 0: borrowed from another runner (bw_runner_open_beside) */
 };
@@ -119,6 +119,7 @@ bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const 
     run->opts.worker_path = worker_path;
     run->opts.sanitizer = sanitizer;
     run->opts.sanitizer_path = NULL;
+    run->san_carry = -1;
     run->opts.output_cap = OUTPUT_CAP;
     run->opts.startup_timeout_s = STARTUP_TIMEOUT_S;
     run->shm = bw_shm_create();
@@ -309,47 +310,30 @@ bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_o
     return finish_call(run, st, why, timeout_s, rep, detail, output);
 }
 
-/* Lines of a compute-sanitizer log that say nothing: its banner and the
- * summaries that count zero problems. */
-static int boring_sanitizer_line(const char *line, size_t len)
+int bw_runner_take_sanitizer_findings(bw_runner *run, size_t cap, bw_sanitizer_findings *f)
 {
-    const char *p = line, *end = line + len;
-    while (p < end && (*p == '=' || *p == ' ' || *p == '\t' || *p == '\r'))
-        p++;
-    if (p == end)
-        return 1;
-    size_t rest = (size_t)(end - p);
-    if (rest >= 17 && strncmp(p, "COMPUTE-SANITIZER", 17) == 0)
-        return 1;
-    for (const char *q = p; q + 11 <= end; q++)
-        if (strncmp(q, "SUMMARY: 0 ", 11) == 0)
-            return 1;
-    return 0;
-}
-
-char *bw_runner_take_sanitizer_log(bw_runner *run)
-{
-    if (!run->san_log.s)
-        return NULL;
-    strbuf out = {0};
-    const char *p = run->san_log.s, *end = p + run->san_log.len;
-    int cut = 0;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        if (!boring_sanitizer_line(p, len)) {
-            if (out.len + len + 1 > SANITIZER_LOG_CAP) {
-                cut = 1;
-                break;
-            }
-            sb_add(&out, p, len);
-            sb_adds(&out, "\n");
-        }
-        p += len + (nl ? 1 : 0);
+    memset(f, 0, sizeof *f);
+    f->open_kind = -1;
+    if (!run->san_log.s || run->san_log.len == 0)
+        return 0;
+    /* While the worker lives, a last line without its newline may still be
+     * being written: it waits for the next take, so that no line is read in
+     * two halves (each half would look like a finding of its own). */
+    size_t take = run->san_log.len;
+    if (run->w) {
+        while (take > 0 && run->san_log.s[take - 1] != '\n')
+            take--;
+        if (take == 0)
+            return 0;
     }
-    if (cut)
-        sb_adds(&out, "[... sanitizer log cut]\n");
-    free(run->san_log.s);
-    memset(&run->san_log, 0, sizeof run->san_log);
-    return out.s;   /* NULL when every line was boring */
+    char saved = run->san_log.s[take];
+    run->san_log.s[take] = '\0';
+    bw_sanitizer_sort(run->san_log.s, cap, run->san_carry, f);
+    run->san_log.s[take] = saved;
+    run->san_carry = f->open_kind;
+    size_t rest = run->san_log.len - take;
+    memmove(run->san_log.s, run->san_log.s + take, rest);
+    run->san_log.len = rest;
+    run->san_log.s[rest] = '\0';
+    return 1;
 }

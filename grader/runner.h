@@ -7,6 +7,7 @@
 #include "exercise.h"
 #include "format_alloc.h"
 #include "protocol.h"
+#include "sanitizer_log.h"
 #include "run_dialogue.h"
 #include "shm.h"
 #include "bench_witness.h"
@@ -56,8 +57,9 @@ bw_outcome bw_runner_bench(bw_runner *run, const bw_request *req, double timeout
 bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_ops *ops,
                          double timeout_s, bw_reply *rep, char **detail, char **output);
 
-/* compute-sanitizer's findings since the last take, with its banner and
- * zero-error summaries removed; NULL when there is nothing else. */
-char *bw_runner_take_sanitizer_log(bw_runner *run);
+/* compute-sanitizer's log since the last take, sorted (sanitizer_log.h):
+ * memory errors apart from the API errors that cost nothing, each text cut
+ * to about cap bytes. Returns 0 when the sanitizer wrote nothing new. */
+int bw_runner_take_sanitizer_findings(bw_runner *run, size_t cap, bw_sanitizer_findings *f);
 
 #endif

@@ -202,7 +202,10 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
         }
         double limit = hung_case >= 0 ? bw_case_time_limit_after_hang(c->n, o->ex->n_arrays,
                                                                       sanitizer != NULL)
-                                      : 0;
+                                      : bw_case_time_limit(c->n, o->ex->n_arrays,
+                                                           sanitizer != NULL);
+        if (o->case_limit_s > 0 && limit > o->case_limit_s)
+            limit = o->case_limit_s;
         bw_test_run_case(run, c, sanitizer, limit, r);
         if (r->outcome == BW_OUTCOME_TIMEOUT && hung_case >= 0 && r->detail) {
             char *more = bw_format_alloc("%s (the limit is a fifth of the usual after case %d "

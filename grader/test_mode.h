@@ -28,6 +28,8 @@ typedef struct {
     int fail_fast;           /* stop once the diagnosis is clear (students' default in
                               * run.py test; grading never sets it) */
     const char *sanitize;    /* NULL, or tools as accepted by bw_parse_sanitizers */
+    double case_limit_s;     /* > 0: no case's time limit exceeds it (run.py grade's
+                              * memcheck run after the plain test hung) */
     const char *json_path;   /* NULL: no JSON */
     const char *device_lock; /* NULL, or a lock file shared with other bwgrade
                               * processes on this GPU (device_lock.h) */

@@ -106,11 +106,18 @@ fi
 if step sanitize; then
     timed 400 python3 run.py test haxpy --solutions --sanitize > "$OUT/sanitize_solution.txt" 2>&1
     note "sanitize solution haxpy: exit $? $(grep -E 'cases passed|passed' "$OUT/sanitize_solution.txt" | head -3 | tr '\n' ' ')"
-    if [ -d tests/corpus/reads_past_end ]; then
-        ex=$(python3 -c "import json; print(json.load(open('tests/corpus/reads_past_end/expect.json'))['exercise'])")
-        timed 300 python3 run.py test "$ex" --submission tests/corpus/reads_past_end --sanitizer memcheck > "$OUT/sanitize_reads_past_end.txt" 2>&1
-        note "sanitize reads_past_end: exit $? $(grep -E 'passed' "$OUT/sanitize_reads_past_end.txt" | head -2 | tr '\n' ' ')"
-    fi
+    # Every corpus entry with "sanitize": true, under its tool, then checked:
+    # reads_past_end must fail memcheck, api_error_ignored pass it with a note.
+    mkdir -p "$OUT/sanitize"
+    for d in tests/corpus/*/; do
+        e=$(basename "$d")
+        read -r ex tool < <(python3 -c "import json; d=json.load(open('$d/expect.json')); print(d['exercise'], d.get('sanitizer', '')) if d.get('sanitize') else print('- -')")
+        [ "$ex" = "-" ] && continue
+        timed 300 python3 run.py test "$ex" --submission "$d" --sanitizer "$tool" --json "$OUT/sanitize/$e.json" > "$OUT/sanitize/$e.txt" 2>&1
+        note "sanitize $e: exit $? $(grep -E 'passed' "$OUT/sanitize/$e.txt" | head -2 | tr '\n' ' ')"
+    done
+    python3 tests/gpu/check_corpus.py --sanitize "$OUT/sanitize" | tee "$OUT/sanitize_check.txt"
+    note "sanitize corpus: $(tail -1 "$OUT/sanitize_check.txt")"
 fi
 if step bench; then
     timed 500 python3 run.py benchmark --solutions --peers --json "$OUT/bench1.json" > "$OUT/bench1.txt" 2>&1

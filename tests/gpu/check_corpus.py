@@ -1,6 +1,7 @@
 """Compare the corpus's results with each entry's expect.json.
 
     python3 tests/gpu/check_corpus.py [--tests-only] RESULTS_DIR [ENTRY...]
+    python3 tests/gpu/check_corpus.py --sanitize RESULTS_DIR [ENTRY...]
 
 RESULTS_DIR holds <entry>.json (`run.py test --json`) for each
 tests/corpus/<entry>/ (or for the entries named), and <entry>.bench.json
@@ -24,6 +25,13 @@ expect.json keys:
   fail_fast                       keys that replace the ones above when the run
                                   stopped early (run.py test's default): e.g. a
                                   kernel that hangs at once never shows "pass"
+  sanitize, sanitizer,            with --sanitize: RESULTS_DIR holds <entry>.json
+  sanitize_status,                of `run.py test --sanitizer TOOL --json` for the
+  sanitize_note_contains          entries with "sanitize": true; its status, and a
+                                  text some case's sanitizer_note must hold (what
+                                  the sanitizer noted without cost: an API error)
+  grade                           what run.py grade must make of it
+                                  (tests/python/test_e2e_grade_gpu.py)
 
 Prints one line per entry (OK or BAD, with what was expected and what came),
 then a table of every entry's verdict, and a closing count; exits 1 if any
@@ -72,6 +80,19 @@ def check_test(exp: dict, r: dict) -> list[str]:
     return bad
 
 
+def check_sanitize(exp: dict, r: dict) -> list[str]:
+    """What differs between the sanitizer run expected and got."""
+    bad = []
+    if r.get("status") != exp["sanitize_status"]:
+        bad.append(f"status under {exp.get('sanitizer', 'the sanitizer')} {r.get('status')} "
+                   f"(want {exp['sanitize_status']})")
+    want = exp.get("sanitize_note_contains")
+    notes = "\n".join(c.get("sanitizer_note") or "" for c in r.get("cases", []))
+    if want and want not in notes:
+        bad.append(f"no case's sanitizer_note mentions '{want}'")
+    return bad
+
+
 def largest_row(doc: dict, exercise: str) -> dict | None:
     try:
         labels = doc["exercises"][exercise]
@@ -97,7 +118,8 @@ def check_bench(exp: dict, row: dict | None) -> list[str]:
     return bad
 
 
-def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True) -> tuple[bool, str, str]:
+def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True,
+            sanitize: bool = False) -> tuple[bool, str, str]:
     """(ok, the line to print, the verdict in a few words for the table)."""
     exp = json.loads((entry / "expect.json").read_text())
     ex = exp["exercise"]
@@ -105,6 +127,12 @@ def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True) -> t
     if not got_file.exists():
         return False, "no result", "-"
     r = json.loads(got_file.read_text())["exercises"][ex]
+    if sanitize:
+        bad = check_sanitize(exp, r)
+        got = f"{r.get('status', '?')} {r.get('passed')}/{r.get('total')} under {exp.get('sanitizer')}"
+        noted = sum(1 for c in r.get("cases", []) if c.get("sanitizer_note"))
+        got += f", {noted} noted" if noted else ""
+        return not bad, f"{ex:10} {got}" + (f"  <- {'; '.join(bad)}" if bad else ""), got
     bad = check_test(exp, r)
     got = r.get("status", "?")
     if r.get("status") == "refused":
@@ -126,7 +154,8 @@ def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True) -> t
 def main() -> int:
     argv = sys.argv[1:]
     bench = "--tests-only" not in argv
-    argv = [a for a in argv if a != "--tests-only"]
+    sanitize = "--sanitize" in argv
+    argv = [a for a in argv if a not in ("--tests-only", "--sanitize")]
     results = pathlib.Path(argv[0])
     only = set(argv[1:])
     good = bad = 0
@@ -134,7 +163,9 @@ def main() -> int:
     for entry in sorted((ROOT / "tests" / "corpus").iterdir()):
         if not (entry / "expect.json").exists() or (only and entry.name not in only):
             continue
-        ok, text, got = verdict(entry, results, bench)
+        if sanitize and not json.loads((entry / "expect.json").read_text()).get("sanitize"):
+            continue
+        ok, text, got = verdict(entry, results, bench, sanitize)
         good += ok
         bad += not ok
         print(f"{'OK ' if ok else 'BAD'} {entry.name:22} {text}")

@@ -74,6 +74,36 @@ class CheckCorpusTests(unittest.TestCase):
         self.assertFalse(self.run_entry("forks", dict(good, rule="library")))
         self.assertFalse(self.run_entry("forks", dict(good, symbol="exit")))
 
+    def test_a_sanitizer_run_is_checked_for_status_and_note(self):
+        """api_error_ignored: under memcheck every case passes, with the API
+        error as a note. Catches a checker that ignores the sanitizer run's
+        status (a memcheck that charges the API error) or its note."""
+        entry = ROOT / "tests" / "corpus" / "api_error_ignored"
+
+        def run(result):
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "api_error_ignored.json").write_text(
+                    json.dumps({"exercises": {"haxpy": result}}))
+                return check_corpus.verdict(entry, Path(tmp), False, sanitize=True)[:2]
+        note = ("========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" "
+                "on CUDA API call to cudaDeviceSetLimit.\n")
+        good = test_result("pass")
+        good["cases"][0]["sanitizer_note"] = note
+        self.assertTrue(run(good)[0])
+        charged = test_result("fail", outcomes=("fail",), detail=note)
+        ok, text = run(charged)
+        self.assertFalse(ok)
+        self.assertIn("status under memcheck fail (want pass)", text)
+        ok, text = run(test_result("pass"))
+        self.assertFalse(ok)
+        self.assertIn("no case's sanitizer_note mentions", text)
+        # reads_past_end must fail under memcheck
+        entry = ROOT / "tests" / "corpus" / "reads_past_end"
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "reads_past_end.json").write_text(
+                json.dumps({"exercises": {"vector_sum": test_result("pass")}}))
+            self.assertFalse(check_corpus.verdict(entry, Path(tmp), False, sanitize=True)[0])
+
     def test_detail_is_checked(self):
         # Catches a forged reply that failed for some other reason passing.
         self.assertTrue(self.run_entry("forges_reply", test_result(

@@ -3,7 +3,8 @@
 GpuGradeTests: a real batch on a real GPU: the solutions, the stubs, two
 broken submissions from tests/corpus and the entries whose expect.json has a
 "grade" part (groups that must lose their points in grade, such as
-reads_past_end, which passes a plain test and fails memcheck). Skips with "no CUDA device" where there
+reads_past_end, which passes a plain test and fails memcheck; or none, with
+a memcheck note and a scored benchmark, as api_error_ignored). Skips with "no CUDA device" where there
 is none (or bwgrade says exit 3), and without solutions/ or a CUDA toolkit.
 
 KitBuildTests (only with BWLAB_SLOW_TESTS=1; needs cmake and nvcc, no GPU):
@@ -144,6 +145,14 @@ class GpuGradeTests(unittest.TestCase):
                                      f"{entry.name}: group {g}: {corr['reason']}")
                 if want.get("flag"):
                     self.assertIn(want["flag"], rows[entry.name]["flags"], entry.name)
+                if want.get("memcheck_note"):
+                    # noted without cost (a CUDA API error the code got back)
+                    self.assertIn(want["memcheck_note"], corr.get("memcheck", {}).get("note") or "",
+                                  f"{entry.name}: {corr['reason']}")
+                    self.assertNotIn("memcheck error", rows[entry.name]["flags"], entry.name)
+                if want.get("performance") == "scored":
+                    perf = [e for e in rec["exercises"] if e["exercise"] == ex][0]["score"]["performance"]
+                    self.assertTrue(perf.get("scored"), f"{entry.name}: {perf.get('reason')}")
             # every report is there and well formed
             ET.parse(out / "junit.xml")
             for sid in rows:

@@ -98,6 +98,17 @@ MEMCHECK_DETAIL = (
     "========= ERROR SUMMARY: 1 error\n")
 
 
+# A case's sanitizer_note when the code ignored a failed CUDA call (the corpus
+# entry api_error_ignored): bwgrade keeps it apart from the detail, and the
+# case passes.
+API_ERROR_NOTE = (
+    "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API "
+    "call to cudaDeviceSetLimit.\n"
+    "=========     Saved host backtrace up to driver entry point at error\n"
+    "=========         Host Frame: cudaDeviceSetLimit [0x4a3c1] in libcudart.so.13\n"
+    "=========\n")
+
+
 # --------------------------------------------------------------------------
 # The fake runner
 
@@ -165,13 +176,18 @@ class FakeRunner:
                 c["outcome"] = "not_implemented"
             return Outcome(1, doc, seconds=0.1)
         fails = tuple(m.decode() for m in re.findall(rb"FAIL:(\w+)", data))
-        doc = test_doc(exercise, fail_groups=fails, seed=seed_value, hidden=seed.hidden)
+        hangs = tuple(m.decode() for m in re.findall(rb"TIMEOUT:(\w+)", data))
+        doc = test_doc(exercise, fail_groups=fails + hangs, seed=seed_value, hidden=seed.hidden)
+        for c in doc["cases"]:
+            if c["group"] in hangs:
+                c["outcome"] = "timeout"
         return Outcome(0 if doc["status"] == "pass" else 1, doc, seconds=0.1)
 
-    def memcheck(self, exercise, worker, seed, env, timeout, json_path, groups):
+    def memcheck(self, exercise, worker, seed, env, timeout, json_path, groups, case_limit=None):
         data = self._data(worker)
         with self.lock:
-            self.calls.append(("memcheck", exercise, str(worker), seed, dict(env), tuple(groups)))
+            self.calls.append(("memcheck", exercise, str(worker), seed, dict(env), tuple(groups),
+                               case_limit))
         if b"MEMCHECK_HANG" in data:
             return Outcome(None, None, "", timed_out=True, seconds=timeout)
         if b"MEMCHECK_BROKEN" in data:
@@ -184,6 +200,8 @@ class FakeRunner:
         for c in doc["cases"]:
             if c["group"] in bad:
                 c.update(outcome="cuda_error", detail=MEMCHECK_DETAIL)
+            elif b"API_NOTE" in data:
+                c["sanitizer_note"] = API_ERROR_NOTE
         doc["status"] = "fail" if any(c["outcome"] != "pass" for c in doc["cases"]) else "pass"
         return Outcome(1 if doc["status"] == "fail" else 0, doc, seconds=0.5)
 
@@ -517,6 +535,31 @@ class MemcheckScoringTests(unittest.TestCase):
         self.assertIn("memcheck did not finish within 300 s", corr["reason"])
         self.assertEqual(corr["groups"]["large"]["points"], 20)
 
+    def test_a_cuda_api_error_the_code_got_back_costs_nothing_and_is_noted(self):
+        # api_error_ignored: every memcheck case passes, each with a note.
+        doc = memcheck_doc("haxpy")
+        for c in doc["cases"]:
+            c["sanitizer_note"] = API_ERROR_NOTE
+        s = self.score(doc)
+        self.assertEqual(s["total"], 100)
+        corr = s["correctness"]
+        self.assertEqual(corr["memcheck"]["api_errors"], 8)
+        self.assertIn("it noted 8 CUDA API error(s) your code got back, which cost nothing; "
+                      "first: case 0 n=1000 pass: Program hit cudaErrorInvalidValue (error 1) due "
+                      "to \"invalid argument\" on CUDA API call to cudaDeviceSetLimit.",
+                      corr["reason"])
+        self.assertEqual(corr["memcheck"]["errors"], 0)
+
+    def test_a_timeout_fails_only_the_groups_memcheck_ran(self):
+        # groups skipped because the plain test failed them are not charged twice
+        s = self.score(None, state="timeout", memcheck_timeout=300, memcheck_groups=["medium"],
+                       memcheck_skipped={"small": "failed the plain test (3 of 3 cases)"},
+                       test=test_doc("haxpy", fail_groups=("small",)))
+        corr = s["correctness"]
+        self.assertEqual(corr["score"], 70 - 10 - 15)
+        self.assertEqual(corr["groups"]["special"]["points"], 15)
+        self.assertEqual(corr["memcheck"]["skipped"], {"small": "failed the plain test (3 of 3 cases)"})
+
     def test_the_graders_own_trouble_costs_the_student_nothing(self):
         s = self.score(None, state="error", memcheck_reason="memcheck could not run (bwgrade exit 3)")
         self.assertEqual(s["total"], 100)
@@ -816,6 +859,47 @@ class BatchTests(unittest.TestCase):
                                r"[0-9.]+ s on average, at most 42\.0 s\); benchmarks")
         rec = json.loads((self.dir / "m" / "leaky.json").read_text())
         self.assertEqual(rec["exercises"][0]["memcheck_seconds"], 0.5)
+
+    def test_memcheck_runs_only_the_groups_that_passed_the_plain_test(self):
+        s = self.subs
+        paths = [write_sub(s / "half", {"haxpy": "// FAIL:small\n", "vector_sum": "// PCT=97\n"}),
+                 write_sub(s / "none", {"haxpy": "// FAIL:small FAIL:medium FAIL:special\n",
+                                        "vector_sum": "// TIMEOUT:large\n"})]
+        runner = FakeRunner()
+        code, text = run_grade(runner, *map(str, paths), "--out", str(self.dir / "g"),
+                               "--seed-file", str(self.seed_file))
+        self.assertEqual(code, 0, text)
+        runs = {c[2]: c for c in runner.calls if c[0] == "memcheck"}
+        self.assertEqual(runs["/fake/half/haxpy"][5], ("medium", "special"))
+        self.assertIsNone(runs["/fake/half/haxpy"][6])
+        self.assertEqual(runs["/fake/half/vector_sum"][5], ("small", "medium", "special"))
+        # every group it checks failed the plain test: memcheck is not run, and the record says why
+        self.assertNotIn("/fake/none/haxpy", runs)
+        half = json.loads((self.dir / "g" / "half.json").read_text())["exercises"][0]
+        self.assertEqual(half["memcheck_skipped"], {"small": "failed the plain test (3 of 3 cases)"})
+        self.assertEqual(half["score"]["correctness"]["memcheck"]["skipped"],
+                         {"small": "failed the plain test (3 of 3 cases)"})
+        none = json.loads((self.dir / "g" / "none.json").read_text())["exercises"]
+        self.assertEqual(none[0]["memcheck_state"], "not_run")
+        self.assertIn("every group it checks already failed the plain test", none[0]["memcheck_reason"])
+        self.assertEqual(none[0]["score"]["correctness"]["score"], 20 + 10)
+        # a plain test that saw a hang (large, not memchecked): each memcheck case gets 10 s at most
+        self.assertEqual(runs["/fake/none/vector_sum"][5], ("small", "medium", "special"))
+        self.assertEqual(runs["/fake/none/vector_sum"][6], 10)
+        self.assertEqual(none[1]["memcheck_case_limit"], 10)
+
+    def test_a_cuda_api_error_memcheck_noted_keeps_the_points_and_the_benchmark(self):
+        sub = write_sub(self.subs / "ignores", {"haxpy": "// API_NOTE PCT=95\n", "vector_sum": "// PCT=97\n"})
+        runner = FakeRunner()
+        code, text = run_grade(runner, str(sub), "--out", str(self.dir / "a"),
+                               "--seed-file", str(self.seed_file))
+        self.assertEqual(code, 0, text)
+        row = read_csv(self.dir / "a" / "gradebook.csv")[0]
+        self.assertEqual(row["haxpy_total"], "100")
+        self.assertIn("haxpy memcheck noted a CUDA API error the code got back (costs nothing): "
+                      "case 0 n=1000 pass: Program hit cudaErrorInvalidValue", row["notes"])
+        self.assertNotIn("memcheck error", row["flags"])
+        self.assertIn(("bench", "haxpy"), [c[:2] for c in runner.calls])
 
     def test_without_memcheck_in_the_policy_none_runs(self):
         pol = self.dir / "nomem.ini"

@@ -383,6 +383,22 @@ START_TEST(text_sanitizer_section)
     HAS(s, "haxpy under compute-sanitizer memcheck: 1 of 6 cases passed");
     HAS(s, "  note: only some groups run under the sanitizer\n");
     HAS(s, "--case 41 --sanitize memcheck\n");
+    LACKS(s, "CUDA API call return an error");
+    free(s);
+    /* A CUDA API error the code got back is a note under the passing case. */
+    x.results[0].sanitizer_note = strdup("========= Program hit cudaErrorInvalidValue (error 1) "
+                                         "on CUDA API call to cudaDeviceSetLimit.\n");
+    bw_report_test_text(cap_open(&c), &x.rep, 0);
+    s = cap_close(&c);
+    HAS(s, "  note: compute-sanitizer saw a CUDA API call return an error in 1 case (it costs "
+           "nothing by itself");
+    HAS(s, "      ========= Program hit cudaErrorInvalidValue (error 1) on CUDA API call to "
+           "cudaDeviceSetLimit.\n");
+    free(s);
+    ck_assert_int_eq(bw_report_test_json_to(cap_open(&c), &x.rep), 0);
+    s = cap_close(&c);
+    HAS(s, "\"sanitizer_note\": \"========= Program hit cudaErrorInvalidValue");
+    HAS(s, "\"sanitizer_note\": null");
     free(s);
     free_fixture(&x);
 }

@@ -133,7 +133,8 @@ def events(records: list[dict], exercises: list[str]) -> dict[str, list[str]]:
                 out.setdefault(state.replace("_", " "), []).append(tag)
             if e.get("bench_state") in ("bench_timeout", "bench_error"):
                 out.setdefault(e["bench_state"].replace("_", " "), []).append(tag)
-            if (e.get("memcheck_state") or "ok") not in ("ok",):
+            # not_run: every group it checks failed the plain test (no trouble)
+            if (e.get("memcheck_state") or "ok") not in ("ok", "not_run"):
                 out.setdefault(f"memcheck {e['memcheck_state']}", []).append(tag)
             outcomes = Counter(c.get("outcome") for c in (e.get("test") or {}).get("cases") or [])
             for kind in ("crash", "timeout", "cuda_error"):

@@ -239,7 +239,15 @@ def run_exercise(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
         return
     pol = opts.policy.for_exercise(ex)
     if pol.memcheck and out.doc.get("status") in ("pass", "fail"):
-        _run_memcheck(runner, ex, worker, env, res, problems, scratch, opts, pol.memcheck)
+        groups, skipped = memcheck_groups(pol.memcheck, out.doc)
+        if skipped:
+            res["memcheck_skipped"] = skipped
+        if groups:
+            _run_memcheck(runner, ex, worker, env, res, problems, scratch, opts, groups,
+                          case_limit=MEMCHECK_CASE_LIMIT_AFTER_HANG if _saw_timeout(out.doc) else None)
+        else:
+            res.update(memcheck_state="not_run",
+                       memcheck_reason="not run: every group it checks already failed the plain test")
     corr = scoring.score_correctness(pol, res)
     if not corr["passed"] or pol.performance_points <= 0:
         return
@@ -259,14 +267,49 @@ def run_exercise(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
         problems.append(f"{ex}: {why}")
 
 
+# Seconds a case may take in the memcheck run once the plain test saw a case
+# hang: a kernel that hangs again under the sanitizer then costs this per
+# group (the group's other cases are not run), not the sanitizer's usual
+# 60 s and more. A clean memcheck case of these groups takes well under 1 s.
+MEMCHECK_CASE_LIMIT_AFTER_HANG = 10
+
+
+def memcheck_groups(wanted: tuple[str, ...], test: dict) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Which of the policy's memcheck groups to run: those whose every case
+    that ran passed the plain test. A group that failed there has lost its
+    points already, and re-running it under the sanitizer only costs time (a
+    hanging kernel hangs again, at the sanitizer's longer limit). Returns
+    (groups, {skipped group: why})."""
+    stats = scoring.group_stats(test)
+    run, skipped = [], {}
+    for g in wanted:
+        s = stats.get(g)
+        if s is None or s["passed"] == 0 and s["failed"] == 0:
+            skipped[g] = "no case of it ran in the plain test"
+        elif s["failed"]:
+            skipped[g] = f"failed the plain test ({s['failed']} of {s['passed'] + s['failed']} cases)"
+        else:
+            run.append(g)
+    return tuple(run), skipped
+
+
+def _saw_timeout(test: dict) -> bool:
+    return any(c.get("outcome") == "timeout" for c in test.get("cases") or [])
+
+
 def _run_memcheck(runner, ex: str, worker: Path, env: dict[str, str], res: dict,
-                  problems: list[str], scratch: Path, opts: Options, groups: tuple[str, ...]) -> None:
-    """The policy's memcheck groups under compute-sanitizer memcheck: a case
-    that fails there fails its group (scoring.py). Timed apart from the test.
+                  problems: list[str], scratch: Path, opts: Options, groups: tuple[str, ...],
+                  case_limit: float | None = None) -> None:
+    """These memcheck groups under compute-sanitizer memcheck: a case that
+    fails there fails its group (scoring.py). Timed apart from the test.
+    case_limit: each case's time limit (after a hang in the plain test).
     When the grader cannot run it (no sanitizer, a grader error), nothing is
     deducted and the submission gets a PROBLEM for the instructor."""
+    res["memcheck_groups"] = list(groups)
+    if case_limit:
+        res["memcheck_case_limit"] = case_limit
     m = runner.memcheck(ex, worker, opts.seed, env, opts.memcheck_timeout,
-                        scratch / f"{ex}.memcheck.json", groups)
+                        scratch / f"{ex}.memcheck.json", groups, case_limit=case_limit)
     res["memcheck_exit"] = m.rc
     res["memcheck_seconds"] = round(m.seconds, 2)
     if m.timed_out:

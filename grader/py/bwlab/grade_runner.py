@@ -257,13 +257,16 @@ class KitRunner:
         return self._test(exercise, worker, seed, env, timeout, json_path, [])
 
     def memcheck(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
-                 timeout: float, json_path: Path, groups: tuple[str, ...]) -> Outcome:
+                 timeout: float, json_path: Path, groups: tuple[str, ...],
+                 case_limit: float | None = None) -> Outcome:
         """The cases of these groups under compute-sanitizer memcheck. One
         failure decides a group, so the rest of a failed group is not run
         (a kernel that faults everywhere costs seconds, not a worker restart
-        per case)."""
-        return self._test(exercise, worker, seed, env, timeout, json_path,
-                          ["--sanitize", "memcheck", "--groups", ",".join(groups), "--group-fail-fast"])
+        per case). case_limit: no case may take longer (seconds)."""
+        extra = ["--sanitize", "memcheck", "--groups", ",".join(groups), "--group-fail-fast"]
+        if case_limit:
+            extra += ["--case-limit", f"{case_limit:g}"]
+        return self._test(exercise, worker, seed, env, timeout, json_path, extra)
 
     def sanitizer_missing(self, env: dict[str, str]) -> str | None:
         """Why memcheck cannot run with this environment, or None."""

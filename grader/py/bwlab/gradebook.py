@@ -102,6 +102,9 @@ def exercise_notes(ex: dict) -> list[str]:
     mc = corr.get("memcheck") or {}
     if mc.get("state") in ("timeout", "error"):
         notes.append(f"{name} memcheck: {mc.get('reason', mc['state'])}")
+    if mc.get("api_errors"):
+        notes.append(f"{name} memcheck noted a CUDA API error the code got back (costs nothing): "
+                     f"{mc.get('note')}")
     return notes
 
 

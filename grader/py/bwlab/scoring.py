@@ -31,9 +31,10 @@ Correctness, mode all_or_nothing: correctness_points when bwgrade's status is
 group earns correctness_points * weight / (sum of the weights of the groups
 that ran) when none of its cases failed. A skipped case neither passes nor
 fails its group; a group none of whose cases ran shares its weight out.
-Memcheck: grade also runs the `memcheck` groups under compute-sanitizer
-memcheck; a case that fails there (a memory error) fails its group as a
-failed plain case would.
+Memcheck: grade also runs the `memcheck` groups that passed the plain test
+under compute-sanitizer memcheck; a case that fails there (a memory error)
+fails its group as a failed plain case would. A CUDA API error the code got
+back is only noted (bwgrade's sanitizer_note) and costs nothing.
 
 Performance: only when correctness passed in full. The scored row's pct_copy
 (the kernel's bandwidth as a percentage of the device-to-device copy measured
@@ -449,10 +450,20 @@ def memcheck_summary(pol: ExercisePolicy, result: dict) -> dict | None:
     if not pol.memcheck:
         return None
     state = result.get("memcheck_state", "not_run")
-    out = {"state": state, "groups": list(pol.memcheck), "cases": 0, "failed": 0, "errors": 0,
+    out = {"state": state, "groups": list(result.get("memcheck_groups", pol.memcheck)),
+           "cases": 0, "failed": 0, "errors": 0,
            "first": None, "line": None, "seconds": result.get("memcheck_seconds")}
+    if result.get("memcheck_skipped"):
+        # groups not re-run because the plain test already failed them
+        out["skipped"] = dict(result["memcheck_skipped"])
     doc = result.get("memcheck")
     if state == "ok" and isinstance(doc, dict):
+        # CUDA API errors the code got back: bwgrade keeps them apart as a
+        # case's sanitizer_note, and they cost nothing
+        noted = [c for c in doc.get("cases") or [] if c.get("sanitizer_note")]
+        if noted:
+            out["api_errors"] = len(noted)
+            out["note"] = f"{_case_brief(noted[0])}: {sanitizer_line(noted[0]['sanitizer_note'])}"
         stats = group_stats({}, doc)
         out["cases"] = len(doc.get("cases") or [])
         out["failed"] = sum(s["memcheck_failed"] for s in stats.values())
@@ -472,10 +483,10 @@ def memcheck_summary(pol: ExercisePolicy, result: dict) -> dict | None:
     return out
 
 
-def _memcheck_timeout_stats(stats: dict[str, dict], pol: ExercisePolicy, why: str) -> None:
+def _memcheck_timeout_stats(stats: dict[str, dict], groups: list[str], why: str) -> None:
     """A memcheck run that never finished fails every group it was to check
     (as a plain test run past its limit earns nothing)."""
-    for g in pol.memcheck:
+    for g in groups:
         s = stats.get(g)
         if s and s["passed"] + s["failed"] > 0:
             s["memcheck_failed"] = max(1, s["memcheck_failed"])
@@ -497,7 +508,7 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     mc_doc = result.get("memcheck") if mc and mc["state"] == "ok" else None
     stats = group_stats(test, mc_doc if isinstance(mc_doc, dict) else None)
     if mc and mc["state"] == "timeout":
-        _memcheck_timeout_stats(stats, pol, mc["reason"])
+        _memcheck_timeout_stats(stats, mc["groups"], mc["reason"])
     total = test.get("total", sum(s["passed"] + s["failed"] + s["skipped"] for s in stats.values()))
     # group_stats also counts the cases not run after repeated crashes.
     failed_cases = max(test.get("failed", 0), sum(s["failed"] for s in stats.values()))
@@ -551,6 +562,9 @@ def _all_passed(total: int, memcheck: dict | None = None) -> str:
     text = "the only case passed" if total == 1 else f"all {total} cases passed"
     if memcheck and memcheck["state"] == "ok":
         text += f", memcheck clean on {memcheck['cases']} of them"
+        if memcheck.get("api_errors"):
+            text += (f" (it noted {memcheck['api_errors']} CUDA API error(s) your code got "
+                     f"back, which cost nothing; first: {memcheck['note']})")
     return text
 
 
