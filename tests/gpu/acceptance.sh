@@ -5,7 +5,7 @@
 #
 #   bash tests/gpu/acceptance.sh [STEP...]      (default: every step)
 #   steps: build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize
-#          profile grade grade_mix grade_alone e2e selftest
+#          handout_zero profile grade grade_mix grade_alone e2e selftest
 #   measurement steps, run only when named: probe (what events add to a call,
 #          tests/gpu/probe_call_overhead.sh), bulk (tests/gpu/sweep_bulk_tiles.sh)
 #
@@ -20,7 +20,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 export PYTHONUNBUFFERED=1
 export CORPUS_ARGS
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize profile grade grade_mix grade_alone)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build ctest sweep solutions stubs bench bench2 crosscheck corpus hostile sanitize handout_zero profile grade grade_mix grade_alone)
 SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 
@@ -118,6 +118,15 @@ if step sanitize; then
     done
     python3 tests/gpu/check_corpus.py --sanitize "$OUT/sanitize" | tee "$OUT/sanitize_check.txt"
     note "sanitize corpus: $(tail -1 "$OUT/sanitize_check.txt")"
+fi
+if step handout_zero; then
+    # Every .cu of a freshly packed student handout, graded as a submission
+    # (run.py test EXERCISE --all --submission, four at once as in `corpus`;
+    # entries marked "alone" by themselves): none may earn a correctness point.
+    timed 590 python3 tests/gpu/handout_zero.py "$OUT/handout_zero" --jobs 4 > "$OUT/handout_zero.txt" 2>&1
+    rc=$?
+    sed 's/^/   /' "$OUT/handout_zero.txt"
+    note "$(grep -E '^handout_zero:' "$OUT/handout_zero.txt" || echo 'handout_zero: no summary') (exit $rc)"
 fi
 if step bench; then
     timed 500 python3 run.py benchmark --solutions --peers --json "$OUT/bench1.json" > "$OUT/bench1.txt" 2>&1

@@ -12,6 +12,12 @@ expect.json keys:
   status, diagnoses, outcomes     the test verdict (diagnoses and outcomes: all
                                   of these must appear)
   detail_contains                 a text some failing case's detail must hold
+  groups_passed                   the case groups in which no case failed, as
+                                  the scorer counts them (scoring.group_stats);
+                                  [] = no correctness point in any policy, and
+                                  only such entries go into the student handout
+                                  (handout_files.corpus_zero_reason). A run that
+                                  stopped early may show fewer, never others
   refused_rule, refused_symbol    status "refused": the vet rule, and a part of
                                   the symbol it named
   bench: {status, rule,           the largest benchmark row: its status and
@@ -41,6 +47,9 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "py"))
+
+from bwlab.scoring import group_stats  # noqa: E402
 
 
 def _details(r: dict) -> str:
@@ -55,6 +64,13 @@ def expected_for(exp: dict, r: dict) -> dict:
     if r.get("not_run") and isinstance(exp.get("fail_fast"), dict):
         return {**exp, **exp["fail_fast"]}
     return exp
+
+
+def groups_passed(r: dict) -> list[str]:
+    """The case groups that would earn their points: at least one case
+    passed and none failed (a case not run after an early stop counts as
+    failed, as in grading)."""
+    return sorted(g for g, s in group_stats(r).items() if s["passed"] and not s["failed"])
 
 
 def check_test(exp: dict, r: dict) -> list[str]:
@@ -73,6 +89,13 @@ def check_test(exp: dict, r: dict) -> list[str]:
         bad.append(f"outcomes {outcomes} lack {missing}")
     if "detail_contains" in exp and exp["detail_contains"] not in _details(r):
         bad.append(f"no detail mentions '{exp['detail_contains']}'")
+    if "groups_passed" in exp:
+        got, want = groups_passed(r), sorted(exp["groups_passed"])
+        # Stopped early, the groups after the stop count as failed: fewer is
+        # fine, but a group that passed must be one expected to.
+        wrong = [g for g in got if g not in want] if r.get("not_run") else (got if got != want else [])
+        if wrong:
+            bad.append(f"groups passed {got} (want {want})")
     if "refused_rule" in exp and r.get("rule") != exp["refused_rule"]:
         bad.append(f"rule {r.get('rule')} (want {exp['refused_rule']})")
     if "refused_symbol" in exp and exp["refused_symbol"] not in (r.get("symbol") or ""):

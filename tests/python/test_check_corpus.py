@@ -111,6 +111,23 @@ class CheckCorpusTests(unittest.TestCase):
         self.assertFalse(self.run_entry("forges_reply", test_result(
             "fail", outcomes=("crash",), diagnoses=("crash",), detail="killed by signal SEGV")))
 
+    def test_groups_passed_is_checked(self):
+        # off_by_one_write goes into the student handout because its
+        # expect.json says no case group passes: catches a checker that lets
+        # a run where one group passed whole (points a student could copy) through.
+        def run(groups, **extra):
+            cases = [{"group": g, "outcome": o, "detail": d} for g, o, d in groups]
+            return self.run_entry("off_by_one_write", {
+                "status": "fail", "passed": 1, "total": len(cases), "cases": cases,
+                "diagnoses": [{"code": "guard"}], **extra})
+        self.assertTrue(run([("small", "fail", None), ("small", "pass", None), ("special", "fail", None)]))
+        self.assertFalse(run([("small", "fail", None), ("special", "pass", None)]))
+        # a skipped case neither passes nor fails a group (as in scoring)
+        self.assertFalse(run([("small", "fail", None), ("special", "pass", None), ("special", "skipped", None)]))
+        # cases not run after an early stop count as failed, as in grading
+        self.assertTrue(run([("small", "fail", None), ("large", "skipped", "not run: the small cases ...")],
+                            not_run=1))
+
     def test_ceiling_on_figure(self):
         passing = test_result("pass")
         self.assertTrue(self.run_entry("sleeps", passing, {"n": 1, "status": "ok", "pct_peak": 2.4}))

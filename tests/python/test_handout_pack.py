@@ -1,12 +1,15 @@
 """run.py handout: the student tarball holds what a student needs and no
-solution, no instructor file, no secret seed. (Instructor-side: this file is
-itself left out of the handout.)
+solution, no instructor file, no secret seed, and no source that earns a
+correctness point when submitted. (Instructor-side: this file is itself left
+out of the handout.)
 
 The full check (extract, build, `run.py selftest` on a CPU machine) takes
 minutes: it runs only with BWLAB_SLOW_TESTS=1.
 """
 import contextlib
+import importlib.util
 import io
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +22,15 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import cmd_handout, exercises, handout_files, scoring  # noqa: E402
+
+# tests/gpu/handout_zero.py says which expectation covers each source (the GPU
+# acceptance step grades them with it); absent where tests/gpu/ is.
+ZERO_SCRIPT = ROOT / "tests" / "gpu" / "handout_zero.py"
+handout_zero = None
+if ZERO_SCRIPT.is_file():
+    _spec = importlib.util.spec_from_file_location("handout_zero", ZERO_SCRIPT)
+    handout_zero = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(handout_zero)
 
 FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
 INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
@@ -64,6 +76,122 @@ class RuleTests(unittest.TestCase):
             self.assertIsNone(handout_files.verdict(p), p)
         for p in outside:
             self.assertIsNotNone(handout_files.verdict(p), p)
+
+
+class CorpusRuleTests(unittest.TestCase):
+    """Which corpus entries may go into the handout, from expect.json alone."""
+
+    def test_only_verdicts_that_earn_nothing_go_in(self):
+        zero = handout_files.corpus_zero_reason
+        self.assertIsNone(zero({"status": "refused", "refused_rule": "library"}))
+        self.assertIsNone(zero({"status": "not_implemented"}))
+        self.assertIsNone(zero({"status": "build_error"}))
+        self.assertIsNone(zero({"status": "fail", "outcomes": ["fail"], "groups_passed": []}))
+        # Each of these catches a rule that would ship a kernel worth points.
+        self.assertIn("pass", zero({"status": "pass", "outcomes": ["pass"]}))
+        self.assertIn("cases pass", zero({"status": "fail", "outcomes": ["pass", "crash"], "groups_passed": []}))
+        # "outcomes" says what must appear, not all that may: a failing entry
+        # must claim outright that every group fails
+        self.assertIsNotNone(zero({"status": "fail", "outcomes": ["fail"]}))
+        self.assertIsNotNone(zero({"status": "fail", "outcomes": ["fail"], "groups_passed": ["huge"]}))
+        # the fail-fast verdict counts as much as the full one
+        self.assertIsNotNone(zero({"status": "fail", "outcomes": ["timeout"], "groups_passed": [],
+                                   "fail_fast": {"status": "pass"}}))
+        self.assertIsNone(zero({"status": "fail", "outcomes": ["timeout"], "groups_passed": [],
+                                "fail_fast": {"outcomes": ["timeout"]}}))
+
+    def test_entries_are_held_back_by_their_expect_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            entries = {"works": {"exercise": "haxpy", "status": "pass", "outcomes": ["pass"]},
+                       "refused": {"exercise": "haxpy", "status": "refused"},
+                       "broken": {"exercise": "haxpy", "status": "fail", "groups_passed": []},
+                       "no_expect": None}
+            for name, exp in entries.items():
+                d = root / "tests" / "corpus" / name
+                (d / "exercises" / "haxpy").mkdir(parents=True)
+                (d / "exercises" / "haxpy" / "haxpy.cu").write_text("// x\n")
+                if exp is not None:
+                    (d / "expect.json").write_text(json.dumps(exp))
+            files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+            kept, left = handout_files.select(files, root)
+        self.assertEqual(sorted({f.split("/")[2] for f in kept}), ["broken", "refused"])
+        why = {f.split("/")[2]: w for w, fs in left.items() for f in fs}
+        self.assertIn("expected verdict is pass", why["works"])
+        self.assertIn("expect.json", why["no_expect"])
+
+
+@unittest.skipIf(handout_zero is None, "no tests/gpu/handout_zero.py in this copy of the kit")
+class NoSourceEarnsAPointTests(unittest.TestCase):
+    """Every .cu file the handout would hold (the real packing list), submitted
+    as an exercise, is expected to earn no correctness point: a corpus
+    entry's expect.json, tests/gpu/handout_sources.json for the kit's own
+    sources, or the exercise's stub, shown to be one. On a GPU,
+    `bash tests/gpu/acceptance.sh handout_zero` grades them all."""
+
+    @classmethod
+    def setUpClass(cls):
+        files, _ = handout_files.list_files(ROOT)
+        kept, _ = handout_files.select(files, ROOT)
+        cls.sources = [f for f in kept if f.endswith(handout_zero.SOURCE_SUFFIXES)]
+        cls.names = exercises.names(ROOT)
+        cls.expect = handout_zero.load_sources(ROOT)
+
+    def test_every_source_is_expected_to_earn_nothing(self):
+        # Catches a packing rule that lets a corpus entry that passes (or any
+        # new .cu nobody vouched for) into the handout.
+        self.assertTrue(self.sources)
+        for rel in self.sources:
+            for ex, exp, where in handout_zero.expectations_for(ROOT, rel, self.names, self.expect):
+                with self.subTest(source=rel, exercise=ex):
+                    self.assertIsNotNone(exp, f"{rel} goes into the handout, but nothing says what it "
+                                              f"scores as {ex}: leave it out (handout_files.DENY) or add "
+                                              f"its verdict to {handout_zero.SOURCES}")
+                    why = handout_files.corpus_zero_reason(exp)
+                    self.assertIsNone(why, f"{rel} ({where}) may earn points as {ex}: {why}")
+
+    def test_the_stubs_are_stubs(self):
+        # Catches a stub that starts doing work (and would then be checked
+        # as nothing more than "a stub").
+        for ex in self.names:
+            rel = f"exercises/{ex}/{ex}.cu"
+            self.assertTrue(handout_zero.is_stub((ROOT / rel).read_text()), rel)
+        self.assertFalse(handout_zero.is_stub("__global__ void k(int *p) { *p = 1; }\n"))
+        self.assertFalse(handout_zero.is_stub("void f(void *p) { cudaMemset(p, 0, 4); }\n"))
+        self.assertFalse(handout_zero.is_stub("void f() { k<<<1, 1>>>(); }\n"))
+        self.assertTrue(handout_zero.is_stub("void f() {} // no kernel<<<here>>> and no cudaMemset()\n"))
+
+    def test_every_expectation_is_for_a_source_that_ships(self):
+        # A stale entry in handout_sources.json would vouch for nothing.
+        for rel in self.expect:
+            self.assertIn(rel, self.sources, f"{handout_zero.SOURCES} names {rel}, which is not in the handout")
+
+    @unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
+                         "slow (a minute): set BWLAB_SLOW_TESTS=1 to build the kit's sources as submissions")
+    def test_the_kit_sources_are_refused_or_do_not_build(self):
+        # Their verdicts are decided before anything runs, so the CPU can
+        # check them: catches a kit source that a submission could use
+        # (say a peer once the library rule changes).
+        checker = importlib.util.spec_from_file_location("check_corpus", ROOT / "tests" / "gpu" / "check_corpus.py")
+        check_corpus = importlib.util.module_from_spec(checker)
+        checker.loader.exec_module(check_corpus)
+        for rel, exps in self.expect.items():
+            for exp in exps:
+                if exp["status"] not in ("refused", "build_error"):
+                    continue
+                ex = exp["exercise"]
+                with self.subTest(source=rel, exercise=ex), tempfile.TemporaryDirectory() as tmp:
+                    sub = Path(tmp) / "sub" / "exercises" / ex
+                    sub.mkdir(parents=True)
+                    (sub / f"{ex}.cu").write_bytes((ROOT / rel).read_bytes())
+                    report = Path(tmp) / "report.json"
+                    env = {k: v for k, v in os.environ.items() if k != "BWLAB_ALLOW_LIBRARIES"}
+                    p = subprocess.run([sys.executable, str(ROOT / "run.py"), "test", ex, "--submission",
+                                        str(Path(tmp) / "sub"), "--json", str(report)],
+                                       cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+                    self.assertTrue(report.is_file(), (p.stdout + p.stderr)[-3000:])
+                    got = json.loads(report.read_text())["exercises"][ex]
+                    self.assertEqual(check_corpus.check_test(exp, got), [], (p.stdout + p.stderr)[-3000:])
 
 
 class FakeKitTests(unittest.TestCase):
@@ -136,7 +264,8 @@ class FakeKitTests(unittest.TestCase):
     def test_the_tarball_is_reproducible(self):
         quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
         a = self.out.read_bytes()
-        quiet(cmd_handout.pack, self.root, handout_files.select(handout_files.list_files(self.root)[0])[0],
+        quiet(cmd_handout.pack, self.root,
+              handout_files.select(handout_files.list_files(self.root)[0], self.root)[0],
               self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime),
               {scoring.HANDOUT_POLICY: cmd_handout.course_policy(self.root)})
         self.assertEqual(a, self.out.read_bytes())

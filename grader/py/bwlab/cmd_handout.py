@@ -2,7 +2,8 @@
 
     python3 run.py handout [--out FILE] [--prefix NAME]
 
-Which files go in is decided in handout_files.py (ALLOW and DENY there);
+Which files go in is decided in handout_files.py (ALLOW and DENY there, and
+the corpus entries whose expect.json says they earn no correctness point);
 everything left out is listed. The tarball is refused (exit 1) if any file
 that would go in contains the secret seed (as found by `run.py grade`: the
 seed file or $BWLAB_SECRET_SEED), or if a denied path somehow got in.
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, repo_root, scoring
-from .handout_files import list_files, select, verdict
+from .handout_files import corpus_held_back, list_files, select, verdict
 from .seeds import SeedError, find_seed
 
 HELP = "make the student handout tarball (instructors)"
@@ -91,13 +92,15 @@ def pack(root: Path, files: list[str], out: Path, prefix: str = DEFAULT_PREFIX,
     return out.stat().st_size
 
 
-def check_tarball(out: Path, prefix: str) -> list[str]:
-    """Names in the written tarball that the deny rules forbid (should be none)."""
+def check_tarball(out: Path, prefix: str, root: Path) -> list[str]:
+    """Names in the written tarball that the deny rules (or the corpus rule)
+    forbid (should be none)."""
+    held_back = corpus_held_back(root)
     bad = []
     with tarfile.open(out, "r:gz") as tf:
         for m in tf.getmembers():
             name = m.name[len(prefix) + 1:] if prefix and m.name.startswith(prefix + "/") else m.name
-            if m.isfile() and verdict(name) is not None:
+            if m.isfile() and verdict(name, held_back) is not None:
                 bad.append(m.name)
     return bad
 
@@ -122,7 +125,7 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
     """Select, scan and pack. Returns (exit code, kept files, left-out groups)."""
     say = (lambda _t: None) if quiet else console.say
     files, origin = list_files(root)
-    kept, left = select(files)
+    kept, left = select(files, root)
     say(f"{len(files)} files from {origin}; {len(kept)} go into the handout")
     for why, paths in sorted(left.items()):
         shown = ", ".join(paths[:4]) + (f", ... ({len(paths)} files)" if len(paths) > 4 else "")
@@ -139,7 +142,7 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
         console.error(f"refusing to pack: the scoring policy is unusable: {e}")
         return EXIT_FAIL, kept, left
     size = pack(root, kept, out, prefix, extra=extra)
-    bad = check_tarball(out, prefix)
+    bad = check_tarball(out, prefix, root)
     if bad:
         out.unlink()
         console.error("refusing: denied paths got into the tarball: " + ", ".join(bad))
@@ -170,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.list:
         files, _ = list_files(root)
-        kept, _ = select(files)
+        kept, _ = select(files, root)
         for f in kept:
             console.say(f)
         return EXIT_OK

@@ -87,7 +87,7 @@ class KitRunner:
         with self._lock:
             if self._kit_files is None:
                 files, _ = handout_files.list_files(self.root)
-                kept, _ = handout_files.select(files)
+                kept, _ = handout_files.select(files, self.root)
                 self._kit_files = [f for f in kept
                                    if not f.startswith(KIT_SKIP) or f == "tests/CMakeLists.txt"]
             return self._kit_files

@@ -6,11 +6,16 @@ the deny-list first.
   DENY    solutions, instructor files, grading-only tests and docs, build
           outputs, caches
 
+Then the corpus rule: an entry of tests/corpus/ goes in only when its
+expect.json says that, submitted, it earns no correctness point
+(corpus_zero_reason); a working kernel in the handout would be points for free.
+
 run.py handout packs these files; run.py grade builds every submission
 against the same files, so a submission sees exactly what a student has.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -50,8 +55,8 @@ DENY = (
     "tests/data/grades_h100/",
     # Working kernels, or the solutions' code in other forms: a student would
     # get the answer (or the correctness points) for free.
-    "tests/corpus/simple_correct/",
-    "tests/corpus/too_few_blocks/",
+    # (Corpus entries are decided by their expect.json: see corpus_zero_reason.)
+    "tests/data/asm/scalar_haxpy.cu",
     "tests/data/asm/vectorized.cu",
     "tests/data/asm/haxpy_solution.sm_90.cuobjdump.sass",
     "tests/data/asm_haxpy_solution_sm90.txt",
@@ -67,12 +72,60 @@ DENY_SUFFIXES = (".pyc", ".pyo", ".o", ".orig", ".rej", ".swp", "~")
 DENY_NAMES = ("secret_seed",)
 
 
+CORPUS = "tests/corpus/"
+# Verdicts that earn no correctness point whatever the cases did
+# (scoring.score_correctness): refused or not compiled, or still the stub.
+ZERO_STATUSES = ("refused", "build_error", "not_implemented")
+
+
+def corpus_zero_reason(expect: dict) -> str | None:
+    """None when a corpus entry's expect.json says that the entry, graded,
+    earns no correctness point; else why it may earn some. Both verdicts a
+    run can be held to count (the full one, and "fail_fast"'s). A failing
+    verdict must say so outright with "groups_passed": [] (no case group
+    without a failure; tests/gpu/check_corpus.py holds the real runs to it):
+    "outcomes" lists only outcomes that must appear, not all that may."""
+    views = [expect]
+    if isinstance(expect.get("fail_fast"), dict):
+        views.append({**expect, **expect["fail_fast"]})
+    for v in views:
+        status = v.get("status")
+        if status == "pass":
+            return "its expected verdict is pass"
+        if "pass" in (v.get("outcomes") or []):
+            return "some of its cases pass"
+        if status not in ZERO_STATUSES and v.get("groups_passed") != []:
+            return 'its expect.json does not claim "groups_passed": [] (every case group fails)'
+    return None
+
+
+def corpus_held_back(root: Path) -> dict[str, str]:
+    """tests/corpus/ENTRY/ -> why it stays out, for every entry that may earn
+    correctness points (or has no readable expect.json)."""
+    out: dict[str, str] = {}
+    base = Path(root) / CORPUS
+    if not base.is_dir():
+        return out
+    for entry in sorted(base.iterdir()):
+        if not entry.is_dir():
+            continue
+        try:
+            expect = json.loads((entry / "expect.json").read_text(encoding="utf-8"))
+            why = corpus_zero_reason(expect) if isinstance(expect, dict) else "expect.json is not an object"
+        except (OSError, ValueError) as e:
+            why = f"no usable expect.json ({type(e).__name__})"
+        if why is not None:
+            out[f"{CORPUS}{entry.name}/"] = f"corpus entry that may earn points: {why}"
+    return out
+
+
 def _matches(path: str, rule: str) -> bool:
     return path.startswith(rule) if rule.endswith("/") else path == rule
 
 
-def verdict(path: str) -> str | None:
-    """None if path goes in, else the rule that keeps it out."""
+def verdict(path: str, held_back: dict[str, str] | None = None) -> str | None:
+    """None if path goes in, else the rule that keeps it out. held_back:
+    corpus_held_back's answer for the kit (folders and why they stay out)."""
     parts = path.split("/")
     for part in parts:
         if part in DENY_PARTS:
@@ -85,6 +138,9 @@ def verdict(path: str) -> str | None:
     for rule in DENY:
         if _matches(path, rule):
             return rule
+    for rule, why in (held_back or {}).items():
+        if _matches(path, rule):
+            return why
     if any(_matches(path, rule) for rule in ALLOW):
         return None
     return "not on the allow-list: " + (parts[0] + "/" if len(parts) > 1 else parts[0])
@@ -125,12 +181,14 @@ def list_files(root: Path) -> tuple[list[str], str]:
     return sorted(files), "a walk of the tree"
 
 
-def select(files: list[str]) -> tuple[list[str], dict[str, list[str]]]:
-    """(kept, left out grouped by the rule that kept each out)."""
+def select(files: list[str], root: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """(kept, left out grouped by the rule that kept each out). root: the
+    kit, whose corpus expectations decide which entries go in."""
+    held_back = corpus_held_back(root)
     kept: list[str] = []
     left: dict[str, list[str]] = {}
     for f in files:
-        why = verdict(f)
+        why = verdict(f, held_back)
         if why is None:
             kept.append(f)
         else:
