@@ -530,7 +530,7 @@ void bw_report_bench_header(FILE *f, const bw_bench_report *r)
 
 static void copy_line(FILE *f, const bw_bench_copy *c, int chosen)
 {
-    const char *what = strcmp(c->method, "kernel") == 0 ? "copy kernel" : "cudaMemcpy ";
+    const char *what = c->method && strcmp(c->method, "kernel") == 0 ? "copy kernel" : "cudaMemcpy ";
     if (strcmp(c->status, "ok") == 0) {
         char size[BW_SIZE_TEXT];
         bw_format_bytes((uint64_t)c->bytes, size);
@@ -552,8 +552,8 @@ void bw_report_bench_copy(FILE *f, const bw_bench_report *r)
         return;
     /* Both copies, in a worker with no student code; the faster is the baseline. */
     for (int m = 0; m < 2; m++)
-        copy_line(f, &r->copies[m], strcmp(c->status, "ok") == 0 &&
-                                        strcmp(r->copies[m].method, c->method) == 0);
+        copy_line(f, &r->copies[m], strcmp(c->status, "ok") == 0 && r->copies[m].method &&
+                                        c->method && strcmp(r->copies[m].method, c->method) == 0);
     if (strcmp(c->status, "ok") != 0 && c->detail && !r->copies[0].detail && !r->copies[1].detail)
         fprintf(f, "  copy: no figure (%s): %s\n", c->status, c->detail);
     if (strcmp(c->status, "ok") == 0 && isfinite(c->timer_ms))

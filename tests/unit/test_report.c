@@ -506,6 +506,13 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
     b->copy.timer_ms = 0.00125;
     b->copy.gbs = 2.0 * 805306364 / 0.55e-3 / 1e9;
     b->copy.pct_peak = 100 * b->copy.gbs / b->peak_gbs;
+    b->copy.method = "kernel";
+    b->copies[BW_COPY_KERNEL] = b->copy;
+    b->copies[BW_COPY_MEMCPY] = b->copy;
+    b->copies[BW_COPY_MEMCPY].method = "memcpy";
+    b->copies[BW_COPY_MEMCPY].ms_median = 0.56;
+    b->copies[BW_COPY_MEMCPY].gbs = 2.0 * 805306364 / 0.56e-3 / 1e9;
+    b->copies[BW_COPY_MEMCPY].pct_peak = 100 * b->copies[BW_COPY_MEMCPY].gbs / b->peak_gbs;
     memset(rows, 0, 3 * sizeof *rows);
     rows[0] = (bw_bench_row){.n = 268435455, .offset = 0, .bytes = 1610612730, .status = "ok",
                              .timed = 1, .samples = 40, .ms_median = 0.6, .ms_q1 = 0.597,
@@ -516,15 +523,17 @@ static void bench_fixture(bw_bench_report *b, bw_bench_row *rows, bw_reply *dev)
     rows[0].gbs = 1610612730 / 0.6e-3 / 1e9;
     rows[0].pct_peak = 100 * rows[0].gbs / b->peak_gbs;
     rows[0].pct_copy = 100 * rows[0].gbs / b->copy.gbs;
+    rows[0].pct_memcpy = 100 * rows[0].gbs / b->copies[BW_COPY_MEMCPY].gbs;
     rows[1] = (bw_bench_row){.n = 1 << 16, .offset = 7, .bytes = 6 << 16, .status = "impossible",
                              .timed = 1, .samples = 10, .ms_median = 1e-4, .ms_q1 = 1e-4,
                              .ms_q3 = 1e-4, .ratio = NAN, .gbs = NAN, .pct_peak = NAN,
-                             .pct_copy = NAN, .lag_ms = NAN, .lag_excess_ms = NAN,
+                             .pct_copy = NAN, .pct_memcpy = NAN, .lag_ms = NAN,
+                             .lag_excess_ms = NAN,
                              .rule = "a figure must be physically possible"};
     rows[1].detail = strdup("timed above the datasheet peak");
     rows[2] = (bw_bench_row){.n = 2147483647, .offset = 0, .bytes = 12884901882LL,
                              .status = "skipped", .ratio = NAN, .gbs = NAN, .pct_peak = NAN,
-                             .pct_copy = NAN};
+                             .pct_copy = NAN, .pct_memcpy = NAN};
     b->rows = rows;
     b->n_rows = 3;
 }
@@ -548,8 +557,11 @@ START_TEST(bench_text)
     HAS(s, "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, 50 MB L2");
     HAS(s, "2619 MHz, 5120-bit bus: 3352.3 GB/s datasheet peak");
     HAS(s, "driver 13.0, runtime 13.0");
-    HAS(s, "copy: device to device, 768 MiB each way: 0.55 ms, 2928.4 GB/s (87.4% of peak)\n"
-           "  timing: GPU time between two events, less their own 1.25 us\n");
+    HAS(s, "  cudaMemcpy : device to device, 768 MiB each way: 0.56 ms, 2876.1 GB/s (85.8% of peak)\n"
+           "  copy kernel: device to device, 768 MiB each way: 0.55 ms, 2928.4 GB/s (87.4% of peak)"
+           "  <- the baseline (% copy)\n"
+           "  timing: GPU time between two events, less their own 1.25 us; every call also timed "
+           "by bwgrade's own clock\n");
     HAS(s, "   268435455       0         0.6   +-0.8%    2684.4     80.1     91.7       40  ok\n");
     HAS(s, "  impossible\n      timed above the datasheet peak\n");
     HAS(s, "  2147483647       0           -        -         -        -        -        -  "
@@ -580,14 +592,17 @@ START_TEST(bench_json)
            "\"pct_copy\": 91.67, \"host_check\": {\"event_ms\": 12.0, \"host_ms\": 12.2, "
            "\"ratio\": 1.0167, \"lag_ms\": 0.015, \"lag_excess_ms\": 0.001}, "
            "\"recompute_check\": {\"calls_checked\": 44, \"calls_differing\": 0, "
-           "\"first_differing_call\": 0, \"rotation_of_first\": 0}, \"worker_pid\": 4242, "
+           "\"first_differing_call\": 0, \"rotation_of_first\": 0}, \"pct_memcpy\": 93.33, "
+           "\"clock_check\": null, \"worker_pid\": 4242, "
            "\"status\": \"ok\", \"rule\": null, \"detail\": null}");
     HAS(s, "\"gbs\": null, \"pct_peak\": null, \"pct_copy\": null, \"host_check\": {\"event_ms\": "
            "0.0, \"host_ms\": 0.0, \"ratio\": null, \"lag_ms\": null, \"lag_excess_ms\": null}, "
-           "\"recompute_check\": null, \"worker_pid\": null, \"status\": \"impossible\", "
+           "\"recompute_check\": null, \"pct_memcpy\": null, \"clock_check\": null, "
+           "\"worker_pid\": null, \"status\": \"impossible\", "
            "\"rule\": \"a figure must be physically possible\"");
     HAS(s, "\"samples\": 0, \"ms_median\": null");
-    HAS(s, "\"host_check\": null, \"recompute_check\": null, \"worker_pid\": null, "
+    HAS(s, "\"host_check\": null, \"recompute_check\": null, \"pct_memcpy\": null, "
+           "\"clock_check\": null, \"worker_pid\": null, "
            "\"status\": \"skipped\"");
     free(s);
 
