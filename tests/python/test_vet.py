@@ -506,6 +506,9 @@ Disassembly of section .text.startup:
 
 0000000000000000 <_GLOBAL__sub_I_x>:
    0:\t0f 34                \tsysenter
+
+0000000000000010 <(anonymous namespace)::raw(long) [clone .constprop.0] [clone .isra.0]>:
+  1a:\t0f 05                \tsyscall
 """
 
 
@@ -524,6 +527,7 @@ class DisassemblyTests(unittest.TestCase):
             ("addr32 int $0x80", "helper(long)+0x26", ".text"),
             ("(bad)", "helper(long)+0x29", ".text"),
             ("sysenter", "_GLOBAL__sub_I_x+0x0", ".text.startup"),
+            ("syscall", "(anonymous namespace)::raw(long)+0xa", ".text.startup"),
         ])
 
     def test_each_instruction_alone(self):
@@ -539,8 +543,9 @@ class DisassemblyTests(unittest.TestCase):
         found = vet.system_call_problems(vet.parse_disassembly(LISTING), "f.cu")
         found += vet._symbol_problems([], ["fork"], True, "f.cu")
         r = vet._first(found)
-        self.assertEqual((r.rule, r.others), ("system_call", 6))
+        self.assertEqual((r.rule, r.others), ("system_call", 7))
         self.assertIn("f.cu makes a system call directly", r.message)
+        self.assertIn("7 more places", " ".join(r.lines()))
 
 
 class SkipSwitchTests(unittest.TestCase):

@@ -188,7 +188,8 @@ class Refusal:
     def lines(self) -> list[str]:
         out = [self.message]
         if self.others:
-            out.append(f"({self.others} more symbol{'s' if self.others != 1 else ''} broke the same rules)")
+            what = "place" if self.rule == "system_call" else "symbol"
+            out.append(f"({self.others} more {what}{'s' if self.others != 1 else ''} broke the same rules)")
         return out
 
 
@@ -337,7 +338,8 @@ def parse_disassembly(text: str) -> list[SyscallSite]:
             continue
         m = _FUNCTION.match(line)
         if m:
-            base, func = int(m.group(1), 16), m.group(2)
+            # g++'s optimized copies (`f(long) [clone .constprop.0]`) are named as f.
+            base, func = int(m.group(1), 16), re.sub(r" \[clone [^]]*\]", "", m.group(2))
             continue
         m = _INSN.match(line)
         if not m or not is_system_call(m.group(2), m.group(3)):
