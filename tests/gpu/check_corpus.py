@@ -1,6 +1,6 @@
 """Compare the corpus's results with each entry's expect.json.
 
-    python3 tests/gpu/check_corpus.py [--tests-only] RESULTS_DIR [ENTRY...]
+    python3 tests/gpu/check_corpus.py [--tests-only] [--unvetted] RESULTS_DIR [ENTRY...]
     python3 tests/gpu/check_corpus.py --sanitize RESULTS_DIR [ENTRY...]
 
 RESULTS_DIR holds <entry>.json (`run.py test --json`) for each
@@ -38,6 +38,14 @@ expect.json keys:
                                   the sanitizer noted without cost: an API error)
   grade                           what run.py grade must make of it
                                   (tests/python/test_e2e_grade_gpu.py)
+  when_unvetted                   with --unvetted (results of runs made with
+                                  BWLAB_UNSAFE_SKIP_VET=1): the test verdict
+                                  expected when vetting is bypassed and only the
+                                  containment stands, replacing the keys above
+                                  (the refused_* keys are dropped); its
+                                  "must_show" says what to check outside the
+                                  result (processes, files), and is printed.
+                                  Only entries with this key are checked then.
 
 Prints one line per entry (OK or BAD, with what was expected and what came),
 then a table of every entry's verdict, and a closing count; exits 1 if any
@@ -56,6 +64,13 @@ def _details(r: dict) -> str:
     parts = [r.get("detail") or ""]
     parts += [c.get("detail") or "" for c in r.get("cases", [])]
     return "\n".join(parts)
+
+
+def unvetted(exp: dict) -> dict:
+    """The expectations for a run with vetting bypassed (when_unvetted's)."""
+    base = {k: v for k, v in exp.items()
+            if k not in ("refused_rule", "refused_symbol", "fail_fast", "bench")}
+    return {**base, **exp["when_unvetted"]}
 
 
 def expected_for(exp: dict, r: dict) -> dict:
@@ -142,9 +157,11 @@ def check_bench(exp: dict, row: dict | None) -> list[str]:
 
 
 def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True,
-            sanitize: bool = False) -> tuple[bool, str, str]:
+            sanitize: bool = False, unvetted_run: bool = False) -> tuple[bool, str, str]:
     """(ok, the line to print, the verdict in a few words for the table)."""
     exp = json.loads((entry / "expect.json").read_text())
+    if unvetted_run:
+        exp = unvetted(exp)
     ex = exp["exercise"]
     got_file = results / f"{entry.name}.json"
     if not got_file.exists():
@@ -171,6 +188,8 @@ def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True,
             pct = row.get("pct_peak")
             got += f"; bench {row.get('status')}" + (f" {pct}% of peak" if pct is not None else "")
     text = f"{ex:10} {got}" + (f"  <- {'; '.join(bad)}" if bad else "")
+    if unvetted_run and exp.get("must_show"):
+        text += f"\n    and check by hand: {exp['must_show']}"
     return not bad, text, got
 
 
@@ -178,7 +197,9 @@ def main() -> int:
     argv = sys.argv[1:]
     bench = "--tests-only" not in argv
     sanitize = "--sanitize" in argv
-    argv = [a for a in argv if a not in ("--tests-only", "--sanitize")]
+    unvetted_run = "--unvetted" in argv
+    bench = bench and not unvetted_run
+    argv = [a for a in argv if a not in ("--tests-only", "--sanitize", "--unvetted")]
     results = pathlib.Path(argv[0])
     only = set(argv[1:])
     good = bad = 0
@@ -188,7 +209,9 @@ def main() -> int:
             continue
         if sanitize and not json.loads((entry / "expect.json").read_text()).get("sanitize"):
             continue
-        ok, text, got = verdict(entry, results, bench, sanitize)
+        if unvetted_run and "when_unvetted" not in (entry / "expect.json").read_text():
+            continue
+        ok, text, got = verdict(entry, results, bench, sanitize, unvetted_run)
         good += ok
         bad += not ok
         print(f"{'OK ' if ok else 'BAD'} {entry.name:22} {text}")

@@ -26,7 +26,7 @@ class CheckCorpusTests(unittest.TestCase):
     def setUp(self):
         if check_corpus is None:
             self.skipTest("no tests/gpu/ or tests/corpus/ in this copy of the kit (the student handout)")
-    def run_entry(self, name, test, bench_row=None, bench=True):
+    def run_entry(self, name, test, bench_row=None, bench=True, unvetted=False):
         entry = ROOT / "tests" / "corpus" / name
         ex = json.loads((entry / "expect.json").read_text())["exercise"]
         with tempfile.TemporaryDirectory() as tmp:
@@ -35,7 +35,7 @@ class CheckCorpusTests(unittest.TestCase):
             if bench_row is not None:
                 doc = {"exercises": {ex: {"submission": {"rows": [bench_row]}}}}
                 (d / f"{name}.bench.json").write_text(json.dumps(doc))
-            return check_corpus.verdict(entry, d, bench)[0]
+            return check_corpus.verdict(entry, d, bench, unvetted)[0]
 
     def test_a_stopped_run_is_held_to_the_fail_fast_expectations_only(self):
         """hangs: a full run must show passing cases too; a run that stopped at
@@ -105,11 +105,35 @@ class CheckCorpusTests(unittest.TestCase):
             self.assertFalse(check_corpus.verdict(entry, Path(tmp), False, sanitize=True)[0])
 
     def test_detail_is_checked(self):
-        # Catches a forged reply that failed for some other reason passing.
+        # Catches a forged reply that failed for some other reason passing
+        # (a run with vetting bypassed, where the reply token is the defence).
         self.assertTrue(self.run_entry("forges_reply", test_result(
-            "fail", outcomes=("crash",), diagnoses=("crash",), detail="a forged reply on the ...")))
+            "fail", outcomes=("crash",), diagnoses=("crash",), detail="a forged reply on the ..."),
+            unvetted=True))
         self.assertFalse(self.run_entry("forges_reply", test_result(
-            "fail", outcomes=("crash",), diagnoses=("crash",), detail="killed by signal SEGV")))
+            "fail", outcomes=("crash",), diagnoses=("crash",), detail="killed by signal SEGV"),
+            unvetted=True))
+
+    def test_raw_system_calls_refused_by_their_rule(self):
+        # Catches a raw-syscall entry accepted when it ran (the vetting missed
+        # it) or when refused by another rule.
+        for name in ("forges_reply", "raw_fork", "raw_open_write", "raw_kill"):
+            good = test_result("refused", outcomes=(), rule="system_call",
+                               symbol="(anonymous namespace)::raw_syscall(long, long, long)+0x1f"
+                               if name != "forges_reply" else "raw_write(int, void const*, unsigned long)+0x22")
+            self.assertTrue(self.run_entry(name, good), name)
+            self.assertFalse(self.run_entry(name, dict(good, rule="forbidden_call")), name)
+            self.assertFalse(self.run_entry(name, test_result("fail", outcomes=("crash",))), name)
+
+    def test_unvetted_run_is_held_to_when_unvetted(self):
+        # Catches --unvetted still wanting a refusal, or accepting a run where
+        # the containment failed and the grader died (raw_kill: an error).
+        fail = test_result("fail", outcomes=("fail",))
+        self.assertTrue(self.run_entry("raw_kill", fail, unvetted=True))
+        self.assertFalse(self.run_entry("raw_kill", dict(fail, status="error"), unvetted=True))
+        self.assertFalse(self.run_entry("raw_kill", dict(fail, status="pass"), unvetted=True))
+        refused = test_result("refused", outcomes=(), rule="system_call", symbol="raw_syscall")
+        self.assertFalse(self.run_entry("raw_kill", refused, unvetted=True))
 
     def test_groups_passed_is_checked(self):
         # off_by_one_write goes into the student handout because its

@@ -1,7 +1,11 @@
-"""vet.py: the symbol rules on real nvcc objects (needs nvcc, no GPU), on
-hand-written nm lists, and the hooks in build.py and scoring.py.
+"""vet.py: the symbol rules and the system call rule on real nvcc objects
+(needs nvcc, no GPU), on hand-written nm lists and objdump listings, the
+hooks in build.py, grade_runner.py and scoring.py, and the unsafe switch that
+bypasses vetting. CorpusVetTests (BWLAB_SLOW_TESTS=1, which CI sets)
+compiles every tests/corpus entry and holds it to its expect.json.
 
 Each test names the broken vetting it would catch."""
+import json
 import os
 import shutil
 import sys
@@ -71,6 +75,46 @@ BAD = {
             (void)dlsym(RTLD_DEFAULT, "cudaMemcpy");
         }
         """,
+    # System calls made directly, each spelled another way (rule D).
+    "asm_syscall": """\
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            long ret;
+            asm volatile("syscall" : "=a"(ret) : "a"(39L) : "rcx", "r11", "memory");
+        }
+        """,
+    "asm_sysenter": """\
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            asm volatile("sysenter" ::: "memory");
+        }
+        """,
+    "asm_int80": """\
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            long ret;
+            asm volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+        }
+        """,
+    "asm_bytes": """\
+        #include "haxpy.h"
+        void haxpy(int, float, const nv_bfloat16*, nv_bfloat16*) {
+            asm volatile(".byte 0x66, 0x0f, 0x05" ::: "rcx", "r11", "memory");
+        }
+        """,
+    # In a host helper of its own (kept out of line), not in haxpy itself.
+    "asm_helper": """\
+        #include "haxpy.h"
+        __attribute__((noinline)) static long sneaky_helper(long nr) {
+            long ret;
+            asm volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");
+            return ret;
+        }
+        __global__ void k(int n, nv_bfloat16* y) { if (threadIdx.x < n) y[threadIdx.x] = y[0]; }
+        void haxpy(int n, float, const nv_bfloat16*, nv_bfloat16* y) {
+            if (sneaky_helper(39) > 0) k<<<1, 32>>>(n, y);
+        }
+        """,
     # Allowed: what honest students call (printing, exiting on error, heap).
     "honest_calls": """\
         #include <cstdio>
@@ -99,6 +143,16 @@ BAD = {
 }
 
 
+CORPUS = ROOT / "tests" / "corpus"
+# The corpus entries that make system calls with inline assembly (haxpy).
+RAW_SYSCALL_ENTRIES = ("forges_reply", "raw_fork", "raw_open_write", "raw_kill")
+
+
+def _no_objdump(real=shutil.which):
+    """shutil.which as on a machine without objdump."""
+    return lambda name, *a, **k: None if name == "objdump" else real(name, *a, **k)
+
+
 def _nvcc() -> str | None:
     return shutil.which("nvcc", path=build.tool_env().get("PATH"))
 
@@ -119,7 +173,13 @@ class ObjectTests(unittest.TestCase):
             "stub_haxpy": (ROOT / "exercises/haxpy/haxpy.cu", HAXPY_INC),
             "stub_vector_sum": (ROOT / "exercises/vector_sum/vector_sum.cu", VSUM_INC),
             "peer_cub": (ROOT / "grader/peers/haxpy_cub.cu", HAXPY_INC),
+            "peer_cublas": (ROOT / "grader/peers/haxpy_cublas.cu", HAXPY_INC),
+            "peer_vector_sum_cub": (ROOT / "grader/peers/vector_sum_cub.cu", VSUM_INC),
         }
+        for name in RAW_SYSCALL_ENTRIES:
+            cu = CORPUS / name / "exercises" / "haxpy" / "haxpy.cu"
+            if cu.is_file():
+                jobs[f"corpus_{name}"] = (cu, HAXPY_INC)
         for ex in ("haxpy", "vector_sum"):
             sol = ROOT / "solutions" / ex / f"{ex}.cu"
             if sol.is_file():
@@ -225,6 +285,65 @@ class ObjectTests(unittest.TestCase):
         with mock.patch.dict(os.environ, {vet.ALLOW_ENV: "0"}):
             self.assertIsNotNone(vet.vet_object(self.objs["cublas_call"]))
 
+    def test_system_call_instructions_refused(self):
+        # Catches rule D missing (each of these has no forbidden symbol), a
+        # spelling it does not know (sysenter, int $0x80, a prefixed
+        # syscall), or one that the library switch turns off.
+        for name, instruction in (("asm_syscall", "syscall"), ("asm_sysenter", "sysenter"),
+                                  ("asm_int80", "int $0x80"), ("asm_bytes", "syscall")):
+            r = self.vet(name, allow=True)
+            self.assertIsNotNone(r, name)
+            self.assertEqual(r.rule, "system_call", name)
+            self.assertIn(f"`{instruction}", r.message.replace("data16 ", ""), name)
+            self.assertIn("haxpy(int, float", r.symbol, name)     # where: the function
+            self.assertRegex(r.symbol, r"\+0x[0-9a-f]+$", name)     # and the offset
+            self.assertIn("bypasses those checks", r.message, name)  # and why
+
+    def test_system_call_in_a_helper_is_named_there(self):
+        # Catches disassembling only the contract function, or naming the
+        # wrong function (the kernel's host stub and haxpy are clean here).
+        r = self.vet("asm_helper", allow=True)
+        self.assertIsNotNone(r)
+        self.assertEqual(r.rule, "system_call")
+        self.assertIn("sneaky_helper", r.symbol)
+        self.assertIn("sneaky_helper", r.message)
+
+    def test_raw_syscall_corpus_entries_refused(self):
+        # Catches rule D missing for the corpus's own raw-syscall attacks
+        # (fork + setsid, openat + write, kill of the grader, a forged reply),
+        # or naming another place than expect.json says.
+        for name in RAW_SYSCALL_ENTRIES:
+            if f"corpus_{name}" not in self.objs:
+                continue
+            exp = json.loads((CORPUS / name / "expect.json").read_text())
+            r = self.vet(f"corpus_{name}")
+            self.assertIsNotNone(r, name)
+            self.assertEqual((r.rule, exp["refused_rule"]), ("system_call", "system_call"), name)
+            self.assertIn(exp["refused_symbol"], r.symbol, name)
+
+    def test_peers_have_no_system_calls(self):
+        # Catches rule D reading the fatbin (device code in a data section)
+        # or library code as instructions: the kit's peers, libraries allowed.
+        for name in ("peer_cub", "peer_cublas", "peer_vector_sum_cub"):
+            self.assertIsNone(self.vet(name, allow=True), name)
+            self.assertEqual(vet.system_call_sites(self.objs[name]), [], name)
+
+    def test_missing_objdump_refuses_when_strict_and_warns_otherwise(self):
+        # Catches a missing disassembler passing silently: grade (strict)
+        # must not grade the file; test (not strict) must say it was skipped
+        # and still apply the symbol rules.
+        with mock.patch.object(vet.shutil, "which", _no_objdump()):
+            with self.assertRaises(vet.VetError) as cm:
+                vet.vet_object(self.objs["asm_syscall"], allow_libraries=False)
+            self.assertIn("objdump", str(cm.exception))
+            warnings = []
+            self.assertIsNone(vet.vet_object(self.objs["asm_syscall"], allow_libraries=False,
+                                             strict=False, warnings=warnings))
+            self.assertEqual(len(warnings), 1)
+            self.assertIn("not checked for system call instructions", warnings[0])
+            r = vet.vet_object(self.objs["exit_override"], allow_libraries=False, strict=False)
+            self.assertEqual(r.rule, "interposition")
+
     def test_vet_built_finds_cmake_object(self):
         # Catches find_object looking in the wrong place (vet_built would then
         # fall back and fail on this tree, which has no CMakeCache.txt).
@@ -250,6 +369,56 @@ class ObjectTests(unittest.TestCase):
             r = vet.vet_built(tree, "bw_worker_haxpy", "haxpy", allow_libraries=False)
             self.assertIsNotNone(r)
             self.assertEqual(r.symbol, "exit")
+
+
+@unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
+                     "slow (compiles every corpus entry with nvcc): set BWLAB_SLOW_TESTS=1")
+class CorpusVetTests(unittest.TestCase):
+    """Every tests/corpus entry's own file (alone, as the grader takes it),
+    compiled as CMake does for the H100 (sm_90; bulk_copy_tiles needs it):
+    an entry expected to run passes vetting, a refused one is refused by the
+    rule and at the symbol its expect.json names. Catches rule D (or any
+    rule) refusing honest code, and an entry whose expectation went stale."""
+
+    def test_every_entry_vetted_as_expected(self):
+        if _nvcc() is None:
+            self.skipTest("nvcc not found")
+        if not CORPUS.is_dir():
+            self.skipTest("no tests/corpus/ in this copy of the kit")
+        entries = []
+        for exp_file in sorted(CORPUS.glob("*/expect.json")):
+            exp = json.loads(exp_file.read_text())
+            ex = exp["exercise"]
+            cu = exp_file.parent / "exercises" / ex / f"{ex}.cu"
+            entries.append((exp_file.parent.name, exp, cu, [ROOT / "exercises" / ex, ROOT / "grader"]))
+        self.assertTrue(entries)
+        with tempfile.TemporaryDirectory(prefix="bwlab-test-vet-corpus-") as tmp:
+            def one(item):
+                name, exp, cu, incs = item
+                out = Path(tmp) / name
+                out.mkdir()
+                # Alone, so that headers beside it (extra_sources ships its own) are not used.
+                shutil.copy(cu, out / cu.name)
+                try:
+                    obj = vet.compile_object(out / cu.name, out, incs, arch="90")
+                except vet.VetError as e:
+                    return name, exp, e
+                return name, exp, vet.vet_object(obj, allow_libraries=False, source=cu.name)
+
+            with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+                results = list(pool.map(one, entries))
+        for name, exp, r in results:
+            with self.subTest(entry=name):
+                if isinstance(r, vet.VetError):
+                    # Only a file that does not link may fail to compile
+                    # (uses_cublas compiles; nothing here should not).
+                    self.fail(f"{name} did not compile: {r}")
+                if exp["status"] != "refused":
+                    self.assertIsNone(r, f"{name}: {r and r.message}")
+                else:
+                    self.assertIsNotNone(r, name)
+                    self.assertEqual(r.rule, exp["refused_rule"], name)
+                    self.assertIn(exp["refused_symbol"], r.symbol, name)
 
 
 class RuleTests(unittest.TestCase):
@@ -311,6 +480,143 @@ class RuleTests(unittest.TestCase):
         self.assertFalse(vet.libraries_allowed({}))
 
 
+# `objdump -d -w -C` output as binutils 2.40 prints it, with the traps rule D
+# must not fall into: calls to a function named syscall, a demangled name
+# with a type named syscall in it, a comment, a constant whose bytes hold
+# 0f 05, int3.
+LISTING = """
+x.o:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+0000000000000000 <helper(long)>:
+   0:\t55                   \tpush   %rbp
+   4:\t0f 05                \tsyscall
+  10:\te8 00 00 00 00       \tcall   15 <syscall>
+  15:\te8 00 00 00 00       \tcall   1a <sysenter_fn(int, long)>\t# 1a <syscall+0x4>
+  16:\te8 00 00 00 00       \tcall   1a <use(int, syscall const&)>
+  1a:\tcd 80                \tint    0x80
+  1c:\tcd 03                \tint    $0x3
+  1e:\t66 0f 05             \tdata16 syscall
+  21:\tb8 0f 05 00 00       \tmov    $0x50f,%eax
+  26:\t67 cd 80             \taddr32 int $0x80
+  29:\t2e 0f 05             \t(bad)
+  2c:\tcc                   \tint3
+
+Disassembly of section .text.startup:
+
+0000000000000000 <_GLOBAL__sub_I_x>:
+   0:\t0f 34                \tsysenter
+
+0000000000000010 <(anonymous namespace)::raw(long) [clone .constprop.0] [clone .isra.0]>:
+  1a:\t0f 05                \tsyscall
+"""
+
+
+class DisassemblyTests(unittest.TestCase):
+    """parse_disassembly on a listing written by hand (no objdump, no nvcc)."""
+
+    def test_sites_found_and_traps_avoided(self):
+        # Catches matching symbol names in branch targets or comments (false
+        # refusals of honest code), missing the Intel spelling or a prefixed
+        # form, or missing what only the bytes show.
+        sites = vet.parse_disassembly(LISTING)
+        self.assertEqual([(s.instruction, s.where, s.section) for s in sites], [
+            ("syscall", "helper(long)+0x4", ".text"),
+            ("int 0x80", "helper(long)+0x1a", ".text"),
+            ("data16 syscall", "helper(long)+0x1e", ".text"),
+            ("addr32 int $0x80", "helper(long)+0x26", ".text"),
+            ("(bad)", "helper(long)+0x29", ".text"),
+            ("sysenter", "_GLOBAL__sub_I_x+0x0", ".text.startup"),
+            ("syscall", "(anonymous namespace)::raw(long)+0xa", ".text.startup"),
+        ])
+
+    def test_each_instruction_alone(self):
+        for raw, text, want in (("0f 05", "syscall", True), ("0f 34", "sysenter", True),
+                                ("cd 80", "int    $0x80", True), ("48 0f 05", "rex.W syscall", True),
+                                ("", "svc    #0x0", True),
+                                ("cd 81", "int    $0x81", False), ("e8 00 00 00 00", "call 0 <syscall>", False),
+                                ("0f 0b", "ud2", False), ("0f 05 90", "nop", False)):
+            self.assertEqual(vet.is_system_call(raw, text), want, text)
+
+    def test_system_call_outranks_forbidden_calls(self):
+        # The refusal names the direct system call first, and counts the rest.
+        found = vet.system_call_problems(vet.parse_disassembly(LISTING), "f.cu")
+        found += vet._symbol_problems([], ["fork"], True, "f.cu")
+        r = vet._first(found)
+        self.assertEqual((r.rule, r.others), ("system_call", 7))
+        self.assertIn("f.cu makes a system call directly", r.message)
+        self.assertIn("7 more places", " ".join(r.lines()))
+
+
+class SkipSwitchTests(unittest.TestCase):
+    """BWLAB_UNSAFE_SKIP_VET: vetting off on purpose, loudly, and recorded."""
+
+    def test_switch_values(self):
+        for v in ("1", "yes", "ON", "true"):
+            self.assertTrue(vet.skip_requested({vet.SKIP_ENV: v}), v)
+        for v in ("", "0", "no", "off"):
+            self.assertFalse(vet.skip_requested({vet.SKIP_ENV: v}), v)
+        self.assertFalse(vet.skip_requested({}))
+        self.assertIn("UNSAFE", vet.SKIP_ENV)
+
+    def test_test_runs_unvetted_and_says_so(self):
+        # Catches a switch that run.py test ignores, or that is quiet.
+        bad = vet.Refusal("x", "system_call", "syscall")
+        w = build.Worker("haxpy", "submission", "bw_worker_haxpy")
+        with mock.patch.dict(os.environ, {vet.SKIP_ENV: "1"}), \
+                mock.patch.object(build, "build_target", return_value=(True, [])), \
+                mock.patch.object(build, "executable", return_value=Path("/x/w")), \
+                mock.patch.object(vet, "vet_built", return_value=bad) as vb, \
+                mock.patch.object(build.console, "warn") as warn, \
+                mock.patch.object(build.console, "say"):
+            build._build_worker(w, Path("/x"), False, {})
+        vb.assert_not_called()
+        self.assertEqual(w.status, "ok")
+        said = " ".join(c.args[0] for c in warn.call_args_list)
+        self.assertIn("UNSAFE", said)
+        self.assertIn(vet.SKIP_ENV, said)
+        self.assertIn("NOT vetted", said)
+        with mock.patch.dict(os.environ, {vet.SKIP_ENV: "1"}), \
+                mock.patch.object(vet, "find_object") as fo:
+            self.assertFalse(build._object_refused(w, Path("/x"), 0.0))
+        fo.assert_not_called()
+
+    def test_grade_runs_unvetted_and_records_it(self):
+        # Catches run.py grade ignoring the switch, or grading with it
+        # without the manifest, every gradebook row and the console saying so.
+        from bwlab import grade_runner
+        here = Path(__file__).resolve().parent
+        if not (here / "test_grading.py").is_file():
+            self.skipTest("no test_grading.py (its fake runner) in this copy of the kit (the student handout)")
+        sys.path.insert(0, str(here))
+        import test_grading as tg
+        with mock.patch.dict(os.environ, {vet.SKIP_ENV: "1"}), \
+                mock.patch.object(vet, "vet_built") as vb:
+            self.assertIsNone(grade_runner._vet(Path("/x"), "bw_worker_haxpy", "haxpy"))
+        vb.assert_not_called()
+        for skip in (False, True):
+            with self.subTest(skip=skip), tempfile.TemporaryDirectory() as tmp, \
+                    mock.patch.dict(os.environ, {vet.SKIP_ENV: "1" if skip else "0"}), \
+                    tg.mock_env({"BWLAB_SECRET_SEED": None, "BWLAB_SEED": None}):
+                d = Path(tmp)
+                (d / "seed").write_text(f"{tg.SECRET}\n")
+                sub = tg.write_sub(d / "subs" / "amy", tg.GOOD)
+                code, text = tg.run_grade(tg.FakeRunner(), str(sub), "--out", str(d / "out"),
+                                          "--seed-file", str(d / "seed"), "--sandbox", "none")
+                self.assertEqual(code, 0, text)
+                manifest = json.loads((d / "out" / "manifest.json").read_text())
+                notes = tg.read_csv(d / "out" / "gradebook.csv")[0]["notes"]
+                if skip:
+                    self.assertEqual(manifest["vetting"], f"SKIPPED ({vet.SKIP_ENV}=1)")
+                    self.assertIn("UNSAFE: graded without vetting", notes)
+                    self.assertIn(f"UNSAFE: {vet.SKIP_ENV}", text)
+                else:
+                    self.assertEqual(manifest["vetting"], "on")
+                    self.assertNotIn("UNSAFE", notes + text)
+
+
 class HookTests(unittest.TestCase):
     """build.py vets student and submission workers, and only those."""
 
@@ -341,6 +647,34 @@ class HookTests(unittest.TestCase):
             w, vb = self.run_build(label, bad)
             vb.assert_not_called()
             self.assertEqual(w.status, "ok")
+
+    def test_test_warns_without_objdump(self):
+        # Catches run.py test dropping vet.py's warning (the student would not
+        # know the system call rule was skipped), or refusing for it.
+        w = build.Worker("haxpy", "student", "bw_worker_haxpy")
+
+        def fake(*a, warnings=None, strict=True, **k):
+            self.assertFalse(strict)
+            warnings.append("was not checked for system call instructions")
+            return None
+
+        with mock.patch.object(build, "build_target", return_value=(True, [])), \
+                mock.patch.object(build, "executable", return_value=Path("/x/w")), \
+                mock.patch.object(vet, "vet_built", side_effect=fake), \
+                mock.patch.object(build.console, "warn") as warn, \
+                mock.patch.object(build.console, "say"):
+            build._build_worker(w, Path("/x"), False, {})
+        self.assertEqual(w.status, "ok")
+        self.assertIn("system call", warn.call_args.args[0])
+
+    def test_grade_is_strict(self):
+        # Catches run.py grade grading a file it could not disassemble.
+        from bwlab import grade_runner
+        with mock.patch.object(vet, "vet_built", return_value=None) as vb:
+            grade_runner._vet(Path("/x"), "bw_worker_haxpy", "haxpy")
+        self.assertTrue(vb.call_args.kwargs.get("strict"))
+        with mock.patch.object(vet, "vet_built", side_effect=vet.DisassemblerMissing("objdump was not found")):
+            self.assertIn("could not be checked (objdump", grade_runner._vet(Path("/x"), "t", "haxpy"))
 
     def test_vet_error_fails_closed(self):
         w = build.Worker("haxpy", "student", "bw_worker_haxpy")

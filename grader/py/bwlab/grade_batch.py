@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring
+from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring, vet
 from .cmd_test import looks_like_no_device
 from .submission import SubmissionError
 from .child_run import kill_all_children
@@ -137,6 +137,8 @@ def test_submission(runner, sid: str, path: Path, sub, built: Built, load_proble
     logs_dir = opts.out_dir / gradebook.LOGS_DIR / sid
     problems = list(load_problems) + list(built.problems)
     notes = list(built.notes)
+    if vet.skip_requested():
+        notes.append(vet.UNSAFE_NOTE)
     if sub is not None:
         notes += include_notes(getattr(sub, "files", {}))
     results = []

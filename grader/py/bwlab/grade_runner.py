@@ -298,9 +298,13 @@ def _has_object(tree: Path, target: str, exercise: str) -> bool:
 
 
 def _vet(tree: Path, target: str, exercise: str) -> str | None:
-    """vet.py on a submission's built worker: why it may not run, or None."""
+    """vet.py on a submission's built worker: why it may not run, or None.
+    Strict: a file that cannot be fully checked (no objdump) is not graded.
+    None, unchecked, when $BWLAB_UNSAFE_SKIP_VET asks (run.py grade says so)."""
+    if vet.skip_requested():
+        return None
     try:
-        refusal = vet.vet_built(tree, target, exercise)
+        refusal = vet.vet_built(tree, target, exercise, strict=True)
     except vet.VetError as e:
         return f"refused: the compiled file could not be checked ({str(e).splitlines()[0]})"
     return f"refused: {' '.join(refusal.lines())}" if refusal else None

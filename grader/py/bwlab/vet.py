@@ -20,9 +20,34 @@ Third rule, the course policy on libraries: the exercise is to write the
 kernel, so calling cuBLAS or using CUB/Thrust device-wide algorithms is refused
 unless $BWLAB_ALLOW_LIBRARIES is 1 (yes/on/true).
 
+Fourth rule, no system call made directly: the second rule only sees calls
+that go through the linker, so inline assembly (`asm("syscall")`) would reach
+the kernel with no symbol to show for it (fork, open, write, kill, mprotect on
+the worker's own timing code). `objdump -d` disassembles the executable
+sections of the same object (the student's host x86-64 code; the device code
+sits in a data section, the fatbin, and is not decoded) and any `syscall`,
+`sysenter` or `int $0x80` instruction is refused, named with the function and
+offset where it sits. This check reads the instructions as objdump decodes
+them from the start of each function: bytes hidden inside other instructions
+or in data, or a system call instruction of the C library reached by address,
+are not seen (docs/SECURITY.md, "Not defended"); the containment of the
+workers is the wall behind it.
+
+Without objdump (binutils, which also ships nm, so this is a broken install
+rather than a usual one) the fourth rule cannot run. `run.py grade` refuses to
+grade the file (strict: a grade that skipped the check could be bought by
+exactly the code it looks for, and the instructor can fix the machine);
+`run.py test` and `benchmark` warn and go on (not strict: they run on the
+student's own machine, where refusing protects nothing the student could not
+run anyway, and the grade applies the check).
+
+$BWLAB_UNSAFE_SKIP_VET=1 turns all vetting off, for the kit's own tests of
+the containment behind it only (run.py says so loudly, and a grade records
+it in the manifest and in every gradebook row). Never grade with it.
+
 The object file is the one CMake compiled for the worker (find_object); we only
-run `nm` on it, so vetting costs no extra compile. vet_source compiles a file
-with nvcc itself (used by the tests, and as a fallback).
+run `nm` and `objdump` on it, so vetting costs no extra compile. vet_source
+compiles a file with nvcc itself (used by the tests, and as a fallback).
 """
 from __future__ import annotations
 
@@ -37,6 +62,13 @@ from pathlib import Path
 from .toolchain import cache_values, tool_env
 
 ALLOW_ENV = "BWLAB_ALLOW_LIBRARIES"
+# Turns vetting off: for the kit's tests of the containment behind it only.
+SKIP_ENV = "BWLAB_UNSAFE_SKIP_VET"
+SKIP_WARNING = (f"{SKIP_ENV} is set: student files are NOT vetted (symbols, system call "
+                f"instructions, libraries) and run as they are; this is for the kit's own "
+                f"containment tests only, never for real grading")
+# In the notes (the gradebook's notes column) of every record graded so.
+UNSAFE_NOTE = f"UNSAFE: graded without vetting ({SKIP_ENV}=1, for the kit's own tests only)"
 
 # --- rule tables ---------------------------------------------------------------------
 
@@ -119,6 +151,21 @@ FORBIDDEN_CALLS = (
 NVTX_LOADER_CALLS = ("dlopen", "dlsym", "dlclose")
 
 
+# Rule D: instructions that enter the kernel without a call through the
+# linker. x86-64: `syscall` (0f 05), `sysenter` (0f 34) and `int $0x80` (cd 80,
+# the 32-bit entry, which a 64-bit process can still use); aarch64 hosts
+# (Grace): `svc`. Each is matched twice: by the mnemonic objdump prints
+# (whatever prefixes it shows before it: `data16 syscall`, `rex.W syscall`,
+# `addr32 int $0x80`) and by the opcode bytes after any legacy or REX
+# prefixes, so that a spelling objdump might choose for a prefixed form is
+# still caught.
+SYSCALL_MNEMONICS = ("syscall", "sysenter", "svc")
+INT_SYSCALL_OPERANDS = ("$0x80", "0x80")
+SYSCALL_OPCODES = (("0f", "05"), ("0f", "34"), ("cd", "80"))
+X86_PREFIXES = frozenset({"f0", "f2", "f3", "2e", "36", "3e", "26", "64", "65", "66", "67"}
+                         | {f"{b:02x}" for b in range(0x40, 0x50)})
+
+
 def _forbidden_call(name: str) -> tuple[str, str] | None:
     """(category, why) when name is a function the student may not call."""
     # Versioned references (`write@GLIBC_2.2.5`) count as the plain name.
@@ -141,7 +188,8 @@ class Refusal:
     def lines(self) -> list[str]:
         out = [self.message]
         if self.others:
-            out.append(f"({self.others} more symbol{'s' if self.others != 1 else ''} broke the same rules)")
+            what = "place" if self.rule == "system_call" else "symbol"
+            out.append(f"({self.others} more {what}{'s' if self.others != 1 else ''} broke the same rules)")
         return out
 
 
@@ -149,9 +197,18 @@ class VetError(Exception):
     """The object could not be inspected (no nm, no nvcc, unreadable file)."""
 
 
-def libraries_allowed(environ: dict[str, str] | None = None) -> bool:
+def _switch_on(name: str, environ: dict[str, str] | None) -> bool:
     env = os.environ if environ is None else environ
-    return env.get(ALLOW_ENV, "").strip().lower() in ("1", "yes", "on", "true", "y")
+    return env.get(name, "").strip().lower() in ("1", "yes", "on", "true", "y")
+
+
+def libraries_allowed(environ: dict[str, str] | None = None) -> bool:
+    return _switch_on(ALLOW_ENV, environ)
+
+
+def skip_requested(environ: dict[str, str] | None = None) -> bool:
+    """Whether $BWLAB_UNSAFE_SKIP_VET asks to run student files unvetted."""
+    return _switch_on(SKIP_ENV, environ)
 
 
 # --- inspecting an object -------------------------------------------------------------------
@@ -179,6 +236,11 @@ def symbols(obj: Path) -> tuple[list[str], list[str]]:
 def check_symbols(defined: list[str], undefined: list[str], allow_libraries: bool,
                   source: str = "your file") -> Refusal | None:
     """Apply the rules to nm's lists; the first problem found, or None."""
+    return _first(_symbol_problems(defined, undefined, allow_libraries, source))
+
+
+def _symbol_problems(defined: list[str], undefined: list[str], allow_libraries: bool,
+                     source: str) -> list[Refusal]:
     found: list[Refusal] = []
     has_nvtx = any(s.startswith(NVTX_PREFIXES) for s in defined)
     for s in undefined:
@@ -213,23 +275,124 @@ def check_symbols(defined: list[str], undefined: list[str], allow_libraries: boo
             f"{source} defines the global C symbol '{s}': only C++ functions may be defined "
             f"at global scope (it would replace a function of the CUDA runtime, the C library "
             f"or the grader); make it static, put it in an anonymous namespace, or rename it")))
+    return found
+
+
+def _first(found: list[Refusal]) -> Refusal | None:
+    """The most telling problem, with the number of the others: replacing a
+    function, then a system call made directly, then a forbidden call, then
+    a library."""
     if not found:
         return None
-    # Name the most telling problem: replacing a function, then a forbidden
-    # call, then a library.
-    order = {"interposition": 0, "forbidden_call": 1, "library": 2}
+    order = {"interposition": 0, "system_call": 1, "forbidden_call": 2, "library": 3}
     found.sort(key=lambda r: order[r.rule])
     first = found[0]
     first.others = len(found) - 1
     return first
 
 
-def vet_object(obj: Path, allow_libraries: bool | None = None,
-               source: str = "your file") -> Refusal | None:
+# --- disassembling an object ----------------------------------------------------------------
+
+class DisassemblerMissing(VetError):
+    """objdump is not installed: the system call rule cannot run."""
+
+
+@dataclass
+class SyscallSite:
+    instruction: str   # as objdump prints it, prefixes included: "syscall", "int $0x80"
+    where: str         # the function (demangled) and offset, or the section and address
+    section: str
+
+
+def is_system_call(raw: str, text: str) -> bool:
+    """Whether one instruction objdump decoded (its bytes in hex, its text)
+    enters the kernel directly."""
+    # The text without objdump's comment (`# 1a <f+0x4>`) and branch targets
+    # (`<syscall_helper>`), which name symbols, not instructions.
+    text = re.sub(r"<[^>]*>", " ", text.split("#", 1)[0])
+    words = text.replace(",", " ").split()
+    for i, w in enumerate(words):
+        if w in SYSCALL_MNEMONICS:
+            return True
+        if w == "int" and i + 1 < len(words) and words[i + 1] in INT_SYSCALL_OPERANDS:
+            return True
+    octets = raw.split()
+    while octets and octets[0] in X86_PREFIXES:
+        octets = octets[1:]
+    return tuple(octets[:2]) in SYSCALL_OPCODES and len(octets) == 2
+
+
+_SECTION = re.compile(r"^Disassembly of section (\S+):")
+_FUNCTION = re.compile(r"^([0-9a-fA-F]+) <(.*)>:\s*$")
+_INSN = re.compile(r"^\s*([0-9a-fA-F]+):\t([0-9a-fA-F ]*)\t?(.*)$")
+
+
+def parse_disassembly(text: str) -> list[SyscallSite]:
+    """The system call instructions in `objdump -d -w -C` output."""
+    sites: list[SyscallSite] = []
+    section, func, base = "?", None, 0
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            section, func, base = m.group(1), None, 0
+            continue
+        m = _FUNCTION.match(line)
+        if m:
+            # g++'s optimized copies (`f(long) [clone .constprop.0]`) are named as f.
+            base, func = int(m.group(1), 16), re.sub(r" \[clone [^]]*\]", "", m.group(2))
+            continue
+        m = _INSN.match(line)
+        if not m or not is_system_call(m.group(2), m.group(3)):
+            continue
+        addr = int(m.group(1), 16)
+        where = f"{func}+{addr - base:#x}" if func else f"{section} at {addr:#x}"
+        shown = " ".join(m.group(3).split("#", 1)[0].split()) or m.group(2).strip()
+        sites.append(SyscallSite(shown, where, section))
+    return sites
+
+
+def system_call_sites(obj: Path) -> list[SyscallSite]:
+    """Disassemble obj's executable sections (`objdump -d`; the fatbin, a
+    data section, is left alone) and list its system call instructions.
+    Raises DisassemblerMissing without objdump, VetError when it fails."""
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        raise DisassemblerMissing(
+            "objdump (GNU binutils) was not found; it is needed to check the compiled file "
+            "for system call instructions (install binutils)")
+    r = subprocess.run([objdump, "-d", "-w", "-C", str(obj)], capture_output=True, text=True,
+                       errors="replace")
+    if r.returncode != 0:
+        raise VetError(f"objdump could not read {obj.name}: {r.stderr.strip()[:200]}")
+    return parse_disassembly(r.stdout)
+
+
+def system_call_problems(sites: list[SyscallSite], source: str = "your file") -> list[Refusal]:
+    return [Refusal(s.where, "system_call", (
+        f"{source} makes a system call directly (`{s.instruction}` instruction in {s.where}, "
+        f"section {s.section}): a submission may reach the operating system only through the "
+        f"CUDA runtime and the C library functions the rules allow, and a system call made "
+        f"directly bypasses those checks; remove the inline assembly")) for s in sites]
+
+
+def vet_object(obj: Path, allow_libraries: bool | None = None, source: str = "your file",
+               strict: bool = True, warnings: list[str] | None = None) -> Refusal | None:
+    """The rules on a compiled object: the first problem, or None. Without
+    objdump, strict raises VetError (grade); otherwise a warning is added to
+    warnings and the other rules still apply (test, benchmark)."""
     if allow_libraries is None:
         allow_libraries = libraries_allowed()
     defined, undefined = symbols(obj)
-    return check_symbols(defined, undefined, allow_libraries, source)
+    found = _symbol_problems(defined, undefined, allow_libraries, source)
+    try:
+        found += system_call_problems(system_call_sites(obj), source)
+    except DisassemblerMissing as e:
+        if strict:
+            raise
+        if warnings is not None:
+            warnings.append(f"{source} was not checked for system call instructions: {e}; "
+                            f"run.py grade refuses to grade without this check")
+    return _first(found)
 
 
 def find_object(tree: Path, target: str, exercise: str) -> Path | None:
@@ -261,15 +424,15 @@ def compile_object(cu: Path, out_dir: Path, include_dirs: list[Path],
     return obj
 
 
-def vet_built(tree: Path, target: str, exercise: str,
-              allow_libraries: bool | None = None) -> Refusal | None:
+def vet_built(tree: Path, target: str, exercise: str, allow_libraries: bool | None = None,
+              strict: bool = True, warnings: list[str] | None = None) -> Refusal | None:
     """Vet the student's file of a worker CMake has just built in tree. When
     its object cannot be found, compile the source again (the file and the
     include folders named in the tree's CMakeCache.txt). Raises VetError."""
     source = f"exercises/{exercise}/{exercise}.cu"
     obj = find_object(tree, target, exercise)
     if obj is not None:
-        return vet_object(obj, allow_libraries, source)
+        return vet_object(obj, allow_libraries, source, strict, warnings)
     cache = cache_values(tree)
     kit, student = cache.get("CMAKE_HOME_DIRECTORY"), cache.get("BW_STUDENT_DIR")
     if not kit or not student:
@@ -280,7 +443,8 @@ def vet_built(tree: Path, target: str, exercise: str,
     if arch and not arch.isdigit():
         arch = None
     with tempfile.TemporaryDirectory(prefix="bwlab-vet-") as tmp:
-        return vet_object(compile_object(cu, Path(tmp), incs, arch=arch), allow_libraries, source)
+        return vet_object(compile_object(cu, Path(tmp), incs, arch=arch), allow_libraries, source,
+                          strict, warnings)
 
 
 def vet_source(cu: Path, include_dirs: list[Path], allow_libraries: bool | None = None,
