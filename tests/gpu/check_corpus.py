@@ -157,7 +157,7 @@ def check_bench(exp: dict, row: dict | None) -> list[str]:
 
 
 def verdict(entry: pathlib.Path, results: pathlib.Path, bench: bool = True,
-            sanitize: bool = False, unvetted_run: bool = False) -> tuple[bool, str, str]:
+            unvetted_run: bool = False, sanitize: bool = False) -> tuple[bool, str, str]:
     """(ok, the line to print, the verdict in a few words for the table)."""
     exp = json.loads((entry / "expect.json").read_text())
     if unvetted_run:
@@ -211,7 +211,7 @@ def main() -> int:
             continue
         if unvetted_run and "when_unvetted" not in (entry / "expect.json").read_text():
             continue
-        ok, text, got = verdict(entry, results, bench, sanitize, unvetted_run)
+        ok, text, got = verdict(entry, results, bench, unvetted_run=unvetted_run, sanitize=sanitize)
         good += ok
         bad += not ok
         print(f"{'OK ' if ok else 'BAD'} {entry.name:22} {text}")
