@@ -911,6 +911,22 @@ class BatchTests(unittest.TestCase):
             self.assertIn("--contain", cmd)
             self.assertIn("--sandbox", cmd)
 
+    def test_built_worker_is_reachable_by_the_worker_user(self):
+        """A build under umask 077 leaves 0700 folders and a 0700 executable:
+        as nobody the worker could not start. _reachable opens the path to
+        it for searching and the file for running, nothing else."""
+        top = self.dir / "sub-x"
+        exe = top / "build" / "exercises" / "haxpy" / "bw_worker_haxpy"
+        exe.parent.mkdir(parents=True)
+        exe.write_text("")
+        for p in (exe, exe.parent, exe.parent.parent, exe.parent.parent.parent, top):
+            p.chmod(0o700)
+        grade_runner._reachable(exe, top)
+        self.assertEqual(exe.stat().st_mode & 0o777, 0o755)
+        self.assertEqual(exe.parent.stat().st_mode & 0o777, 0o711)
+        self.assertEqual((top / "build").stat().st_mode & 0o777, 0o711)
+        self.assertEqual(top.stat().st_mode & 0o777, 0o700)   # the caller's (0711 in build())
+
     @unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0,
                          "skipped: the outputs and the seed are tightened only when grading as root")
     def test_outputs_and_seed_are_kept_from_the_worker_user(self):

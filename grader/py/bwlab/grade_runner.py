@@ -236,6 +236,7 @@ class KitRunner:
                     else:
                         info["state"] = "ok"
                         b.workers[ex] = exe
+                        _reachable(exe, b.workdir)
             b.build[ex] = info
         return b
 
@@ -310,6 +311,20 @@ def _vet(tree: Path, target: str, exercise: str) -> str | None:
     except vet.VetError as e:
         return f"refused: the compiled file could not be checked ({str(e).splitlines()[0]})"
     return f"refused: {' '.join(refusal.lines())}" if refusal else None
+
+
+def _reachable(exe: Path, top: Path) -> None:
+    """Lets other users run exe (as root, bwgrade runs workers as nobody):
+    every folder from top down to it searchable, the file readable and
+    executable, whatever umask the build ran under. Listing stays closed."""
+    try:
+        folder = exe.parent
+        while folder != top and top in folder.parents:
+            folder.chmod(folder.stat().st_mode | 0o111)
+            folder = folder.parent
+        exe.chmod(exe.stat().st_mode | 0o555)
+    except OSError:
+        pass   # bwgrade then says the worker user cannot run it, and why
 
 
 def _safe_name(text: str) -> str:
