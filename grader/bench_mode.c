@@ -670,7 +670,9 @@ int bw_bench_main(const bw_bench_opts *o)
     rep.status = bad ? "fail" : "ok";
     code = bad ? 1 : 0;
 
-report:
+report:;
+    bw_containment contained = bw_contain_report(); /* what the workers actually had */
+    rep.containment = &contained;
     if (o->json_path && bw_report_bench_json(o->json_path, &rep) != 0) {
         fprintf(stderr, "bwgrade: could not write %s: %s\n", o->json_path, strerror(errno));
         code = 3;

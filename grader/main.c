@@ -15,6 +15,7 @@
 #include "exercise.h"
 #include "once_mode.h"
 #include "sandbox.h"
+#include "containment.h"
 #include "test_mode.h"
 
 #define EXIT_USAGE 2
@@ -27,10 +28,10 @@ static const char usage_text[] =
     "               [--groups LIST] [--group-fail-fast] [--fail-fast]\n"
     "               [--sanitize TOOLS] [--case-limit S] [--device-lock FILE]\n"
     "               [--json FILE] [--quiet]\n"
-    "               [--sandbox BWRAP [--hide PATHS]]\n"
+    "               [--sandbox BWRAP [--hide PATHS]] [--contain]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
-    "                [--json FILE] [--sandbox BWRAP [--hide PATHS]]\n"
+    "                [--json FILE] [--sandbox BWRAP [--hide PATHS]] [--contain]\n"
     "                [--baseline-worker PATH]\n"
     "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
     "\n"
@@ -70,6 +71,11 @@ static const char usage_text[] =
     "  --baseline-worker PATH  the worker with no student code that times the\n"
     "                  copies and the per-call costs the grader's clock is\n"
     "                  compared with (default: bw_worker_baseline beside bwgrade)\n"
+    "  --contain       without --sandbox: as root, run each worker as the user\n"
+    "                  $BWLAB_WORKER_USER (default nobody); each in its own PID\n"
+    "                  namespace where the kernel allows, else sweep up the\n"
+    "                  processes it left (docs/SECURITY.md); the JSON's\n"
+    "                  \"containment\" says what was in force\n"
     "  --profile-calls K  for a profiler (ncu --profile-from-start off): after the\n"
     "                  warmup, K more calls timed as the samples are, each bracketed\n"
     "                  alone with cudaProfilerStart/Stop; then one sample only:\n"
@@ -97,7 +103,7 @@ typedef struct {
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
     const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock, *case_limit;
     const char *baseline_worker;
-    int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, help;
+    int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, contain, help;
 } args;
 
 enum { CMD_LIST = 1, CMD_CASES = 2, CMD_TEST = 4, CMD_BENCH = 8, CMD_ONCE = 16 };
@@ -137,6 +143,7 @@ static const option options[] = {
     FLAG("--fail-fast", fail_fast, CMD_TEST),
     FLAG("--no-copy", no_copy, CMD_BENCH),
     FLAG("--quick", quick, CMD_BENCH),
+    FLAG("--contain", contain, CMD_TEST | CMD_BENCH),
 };
 
 /* Parses argv[2..] for command cmd. Returns 0 or an exit code. */
@@ -405,6 +412,14 @@ int main(int argc, char **argv)
     if (a.sandbox && bw_sandbox_set(a.sandbox, a.hide) != 0) {
         fputs("bwgrade: out of memory\n", stderr);
         return 3;
+    }
+    if (a.contain) {
+        char *cwhy = NULL;
+        if (bw_contain_set(1, &cwhy) != 0) {
+            fprintf(stderr, "bwgrade: --contain: %s\n", cwhy != NULL ? cwhy : "out of memory");
+            free(cwhy);
+            return EXIT_USAGE;
+        }
     }
     if (cmd == CMD_LIST) {
         if (a.exercise)

@@ -41,6 +41,20 @@ static void write_device(bw_json *w, const bw_reply *d)
     bw_json_end_object(w);
 }
 
+/* What confined the workers (containment.h); nothing when not said. */
+static void write_containment(bw_json *w, const bw_containment *c)
+{
+    if (c == NULL)
+        return;
+    bw_json_key(w, "containment");
+    bw_json_begin_object(w);
+    bw_json_kstring(w, "user", c->user);
+    bw_json_kbool(w, "pid_namespace", c->pid_namespace);
+    bw_json_kbool(w, "subreaper", c->subreaper);
+    bw_json_kstring(w, "sandbox", c->sandbox);
+    bw_json_end_object(w);
+}
+
 static void write_hex(bw_json *w, const char *key, bf16_t v)
 {
     char hex[16];
@@ -117,6 +131,7 @@ int bw_report_test_json_to(FILE *f, const bw_test_report *r)
         bw_json_end_array(&w);
     }
     write_device(&w, r->device);
+    write_containment(&w, r->containment);
     bw_json_kstring(&w, "status", r->status);
     if (r->error)
         bw_json_kstring(&w, "error", r->error);
@@ -259,6 +274,7 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
     if (r->error)
         bw_json_kstring(&w, "error", r->error);
     write_device(&w, r->device);
+    write_containment(&w, r->containment);
 
     bw_json_key(&w, "copy");
     write_copy(&w, &r->copy, 1);

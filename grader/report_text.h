@@ -9,6 +9,7 @@
 #define WRAP_WIDTH 78
 #include <stdint.h>
 #include <stdio.h>
+#include "containment.h"
 #include "bf16.h"
 #include "case_result.h"
 #include "cases.h"
@@ -38,6 +39,7 @@ typedef struct {
     uint64_t seed;
     int hidden;
     const bw_reply *device;         /* the worker's HELLO reply; NULL if none started */
+    const bw_containment *containment;  /* what confined the workers; NULL: not said */
     const char *status;             /* "pass", "fail", "not_implemented" or "error" */
     const char *error;              /* status "error": what stopped the run */
     const bw_test_section *sections;
@@ -97,6 +99,7 @@ typedef struct {
     const bw_exercise *ex;
     const char *label;
     const bw_reply *device;         /* NULL if no worker started */
+    const bw_containment *containment;  /* what confined the workers; NULL: not said */
     double peak_gbs;                /* datasheet; NAN if the device did not say */
     const char *status;             /* "ok", "fail", "wrong" or "error" */
     const char *error;              /* status "error": why */

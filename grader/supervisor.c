@@ -19,6 +19,12 @@
  *   With a sandbox set (sandbox.h) the process started is bwrap, which runs
  *   the worker in new namespaces with the same descriptors; killing bwrap's
  *   group ends the sandbox's PID namespace and so everything in it.
+ *   With containment on (containment.h) and no sandbox, the worker runs as
+ *   the worker user (as root), and the process started is, where the
+ *   kernel allows, pid 1 of a new PID namespace, whose child the worker is:
+ *   killing it ends the namespace; its last word is the worker's wait
+ *   status, on a pipe (w->stat_r). Else the worker is our child, and after
+ *   it is reaped bw_contain_reaped sweeps up what it left.
  *
  * Invariant: the worker is only ever reaped by kill_and_reap, which first
  * sends SIGKILL to its whole process group while the (possibly zombie)
@@ -26,7 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -47,6 +53,7 @@
 #include <unistd.h>
 
 #include "channel_io.h"
+#include "containment.h"
 #include "format_alloc.h"
 #include "mono_clock.h"
 #include "random_u64.h"
@@ -85,6 +92,8 @@ struct bw_worker {
     int quit_sent;        /* bw_worker_quit_soon asked it to exit */
     int status;           /* wait status once reaped */
     double grace_s;
+    int namespaced;       /* pid is the init of the worker's PID namespace */
+    int stat_r;           /* that init's report of the worker's wait status, or -1 */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -172,21 +181,44 @@ static char *make_private_dir(void)
     return NULL;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
+#define REMOVE_MAX_DEPTH 256
+
+/* Removes what the directory dfd holds (and closes dfd). Every step is
+ * relative to an open directory and no link is followed (O_NOFOLLOW;
+ * unlinkat removes a link itself): the tree may belong to the worker user,
+ * whose other processes (another lane's workers) could swap a directory for
+ * a link while bwgrade, perhaps root, removes it. */
+static void remove_in(int dfd, int depth)
 {
-    (void)st;
-    (void)type;
-    (void)f;
-    (void)remove(path);
-    return 0; /* go on: remove whatever can be removed */
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        (void)close(dfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+            continue;
+        if (depth < REMOVE_MAX_DEPTH) {
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0)
+                remove_in(sub, depth + 1);
+        }
+        (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    (void)closedir(d);
 }
 
-/* Removes dir and everything in it. FTW_PHYS: a link the worker left there
- * is removed itself, never followed; FTW_MOUNT: no other file system is
- * entered. Runs only once the worker's process group is dead. */
+/* Removes dir and everything in it, whatever can be removed. Runs only once
+ * the worker's processes are dead. */
 static void remove_tree(const char *dir)
 {
-    (void)nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        remove_in(fd, 0);
+    (void)rmdir(dir);
 }
 
 /* The executable name found on PATH (malloc'd), or NULL. */
@@ -329,20 +361,34 @@ static int kill_and_reap(bw_worker *w)
     }
     /* Members of the group that the leader forked may still be dying; the
      * group id is free for reuse now, so it is not signalled again. */
+    if (w->stat_r >= 0) {
+        /* The namespace's init reported how the worker ended; nothing when
+         * it was killed first (then its own status, SIGKILL, stands). */
+        int ws;
+        ssize_t r;
+        do {
+            r = read(w->stat_r, &ws, sizeof ws);
+        } while (r < 0 && errno == EINTR);
+        if (r == (ssize_t)sizeof ws)
+            status = ws;
+        close_fd(&w->stat_r);
+    }
     w->reaped = 1;
     w->status = status;
+    bw_contain_reaped(w->pid, w->namespaced);
     return status;
 }
 
 /* ---------------------------------------------------------- the child side */
 
-static void child_fail(int errfd, int err) __attribute__((noreturn));
+static void child_fail(int errfd, int stage, int err) __attribute__((noreturn));
 
-static void child_fail(int errfd, int err)
+static void child_fail(int errfd, int stage, int err)
 {
+    bw_child_error e = {stage, err};
     ssize_t r;
     do {
-        r = write(errfd, &err, sizeof err);
+        r = write(errfd, &e, sizeof e);
     } while (r < 0 && errno == EINTR);
     _exit(127);
 }
@@ -366,6 +412,8 @@ typedef struct {
     char **envp;
     struct rlimit fsize;
     long max_fd;
+    const bw_contain_plan *plan;
+    int namespaced;     /* set in the child: its parent is the namespace's init */
 } child_setup;
 
 /* Runs in the forked child: only async-signal-safe calls from here on. */
@@ -375,9 +423,17 @@ static void start_child(const child_setup *c)
 {
     int errfd = c->errw;
     (void)setpgid(0, 0);
+    /* First, so that nothing below runs as root; a drop that did not take
+     * ends the child, the worker never runs. */
+    int err = bw_contain_drop(c->plan);
+    if (err != 0)
+        child_fail(errfd, BW_CHILD_USER, err);
 #ifdef __linux__
+    /* After the drop: a change of user clears the parent-death signal. */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != c->parent) /* the grader died before prctl took effect */
+    /* The grader died before prctl took effect. In a namespace the parent
+     * is its init (pid 1), whose death ends the namespace anyway. */
+    if (!c->namespaced && getppid() != c->parent)
         _exit(127);
 #endif
 
@@ -407,29 +463,29 @@ static void start_child(const child_setup *c)
     for (int k = 0; k < BW_SHM_SEGMENTS; k++) {
         t_shm[k] = fcntl(c->shm[k], F_DUPFD_CLOEXEC, above);
         if (t_shm[k] < 0)
-            child_fail(errfd, errno);
+            child_fail(errfd, BW_CHILD_SETUP, errno);
     }
     if (t_chan < 0 || t_cap < 0 || t_null < 0 || t_err < 0)
-        child_fail(errfd, errno);
+        child_fail(errfd, BW_CHILD_SETUP, errno);
     /* dup2 clears close-on-exec on the new descriptor. */
     if (dup2(t_null, 0) < 0 || dup2(t_cap, 1) < 0 || dup2(t_cap, 2) < 0 ||
         dup2(t_chan, CHILD_CHANNEL_FD) < 0 || dup2(t_err, CHILD_ERRPIPE_FD) < 0)
-        child_fail(errfd, errno);
+        child_fail(errfd, BW_CHILD_SETUP, errno);
     for (int k = 0; k < BW_SHM_SEGMENTS; k++)
         if (dup2(t_shm[k], CHILD_SHM_FD + k) < 0)
-            child_fail(errfd, errno);
+            child_fail(errfd, BW_CHILD_SETUP, errno);
     errfd = CHILD_ERRPIPE_FD;
     if (fcntl(CHILD_ERRPIPE_FD, F_SETFD, FD_CLOEXEC) < 0)
-        child_fail(errfd, errno);
+        child_fail(errfd, BW_CHILD_SETUP, errno);
     close_from(CHILD_FIRST_CLOSED_FD, c->max_fd);
 
     struct rlimit zero = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &zero);
     if (setrlimit(RLIMIT_FSIZE, &c->fsize) != 0)
-        child_fail(errfd, errno);
+        child_fail(errfd, BW_CHILD_SETUP, errno);
 
     execve(c->file, c->argv, c->envp);
-    child_fail(errfd, errno);
+    child_fail(errfd, BW_CHILD_EXEC, errno);
 }
 
 /* The worker's environment is an allow-list, not environ minus a few names:
@@ -703,6 +759,29 @@ bw_call_status bw_worker_protocol_error(bw_worker *w, char *text, char **why)
     return BW_CALL_PROTOCOL;
 }
 
+/* Why the child did not become the worker (malloc'd). */
+static char *child_error_text(const bw_child_error *e, const char *file, const bw_contain_plan *plan)
+{
+    const char *err = strerror(e->err);
+    switch (e->stage) {
+    case BW_CHILD_USER:
+        return bw_format_alloc("cannot switch the worker to the user %s (uid %lu, gid %lu): %s; "
+                               "it was not started (it must never run as root)",
+                               plan->user, (unsigned long)plan->uid, (unsigned long)plan->gid, err);
+    case BW_CHILD_NAMESPACE:
+        return bw_format_alloc("cannot start the worker in its PID namespace: %s", err);
+    case BW_CHILD_EXEC:
+        if (plan->drop && (e->err == EACCES || e->err == EPERM))
+            return bw_format_alloc("cannot run %s as the worker user %s: %s (every folder above it "
+                                   "must be searchable by others, chmod o+x, and the file "
+                                   "executable by others; set BWLAB_WORKER_USER to another user)",
+                                   file, plan->user, err);
+        return bw_format_alloc("cannot run %s: %s", file, err);
+    default:
+        return bw_format_alloc("cannot set up the worker process for %s: %s", file, err);
+    }
+}
+
 bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello, char **why)
 {
     if (why != NULL)
@@ -728,11 +807,14 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     w->chan = -1;
     w->capture = -1;
     w->san_log = -1;
+    w->stat_r = -1;
     w->reaped = 1; /* nothing to reap yet */
     w->output_cap = o->output_cap > 0 ? o->output_cap : DEFAULT_OUTPUT_CAP;
     w->grace_s = o->sanitizer != NULL ? EXIT_GRACE_SANITIZER_S : EXIT_GRACE_S;
 
-    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, devnull = -1;
+    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, sp[2] = {-1, -1}, devnull = -1;
+    bw_contain_plan plan;
+    bw_contain_plan_for(&plan);
     char *san = NULL, **env = NULL, *home_var = NULL, *tmp_var = NULL, **boxed = NULL;
     char *argv[12];
     const char *file = o->worker_path;
@@ -748,6 +830,12 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
         w->san_log = make_temp_file("sanitizer", &w->san_log_path);
         if (w->san_log < 0) {
             set_why(why, bw_format_alloc("cannot create the sanitizer log file: %s", strerror(errno)));
+            goto fail;
+        }
+        /* compute-sanitizer runs as the worker user and opens it by name. */
+        if (plan.drop && fchown(w->san_log, plan.uid, plan.gid) != 0) {
+            set_why(why, bw_format_alloc("cannot give the sanitizer log %s to the worker user %s: %s",
+                                         w->san_log_path, plan.user, strerror(errno)));
             goto fail;
         }
         int a = 0;
@@ -800,6 +888,23 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     w->own_home = w->home != NULL;
     if (w->home == NULL) /* still a writable HOME and TMPDIR, only not a private one */
         w->home = bw_format_alloc("/tmp");
+    if (plan.drop && w->own_home && chown(w->home, plan.uid, plan.gid) != 0) {
+        set_why(why, bw_format_alloc("cannot give the worker's directory %s to the worker user %s: %s",
+                                     w->home, plan.user, strerror(errno)));
+        goto fail;
+    }
+    if (plan.contain) {
+        /* The namespace's init writes the worker's wait status here. */
+        if (pipe(sp) != 0) {
+            set_why(why, bw_format_alloc("pipe: %s", strerror(errno)));
+            goto fail;
+        }
+        set_cloexec(sp[0]);
+        set_cloexec(sp[1]);
+        int sfl = fcntl(sp[0], F_GETFL);
+        if (sfl >= 0)
+            (void)fcntl(sp[0], F_SETFL, sfl | O_NONBLOCK);
+    }
     env = w->home != NULL ? build_env(w->home, &home_var, &tmp_var) : NULL;
     if (env == NULL) {
         set_why(why, bw_format_alloc("out of memory"));
@@ -838,19 +943,30 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     if (maxfd < 0 || maxfd > (1L << 20))
         maxfd = 1L << 20;
     cs.max_fd = maxfd;
+    cs.plan = &plan;
 
     fflush(NULL); /* nothing buffered may be written twice */
-    pid_t pid = fork();
+    int namespaced = 0;
+    pid_t pid = bw_contain_fork(&plan, ep[1], sp[1], &namespaced);
     if (pid < 0) {
         set_why(why, bw_format_alloc("fork: %s", strerror(errno)));
         goto fail;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        cs.namespaced = namespaced;
         start_child(&cs);
+    }
 
     w->pid = pid;
     w->reaped = 0;
     w->alive = 1;
+    w->namespaced = namespaced;
+    if (namespaced) {
+        w->stat_r = sp[0];
+        sp[0] = -1;
+    }
+    close_fd(&sp[0]);
+    close_fd(&sp[1]);
     (void)setpgid(pid, pid); /* also here, so a kill right away reaches the group */
     close_fd(&sv[1]);
     close_fd(&ep[1]);
@@ -861,7 +977,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     free(tmp_var);
     home_var = tmp_var = NULL;
 
-    int child_err = 0;
+    bw_child_error child_err = {0, 0};
     ssize_t r;
     do {
         r = read(ep[0], &child_err, sizeof child_err);
@@ -869,7 +985,7 @@ bw_worker *bw_worker_start(const bw_worker_opts *o, bw_shm *shm, bw_reply *hello
     close_fd(&ep[0]);
     if (r == (ssize_t)sizeof child_err) {
         (void)kill_and_reap(w);
-        set_why(why, bw_format_alloc("cannot run %s: %s", file, strerror(child_err)));
+        set_why(why, child_error_text(&child_err, file, &plan));
         goto fail;
     }
 
@@ -917,6 +1033,8 @@ fail:
     close_fd(&sv[1]);
     close_fd(&ep[0]);
     close_fd(&ep[1]);
+    close_fd(&sp[0]);
+    close_fd(&sp[1]);
     close_fd(&devnull);
     free(env);
     free(home_var);

@@ -57,7 +57,9 @@ char *bw_worker_take_sanitizer_log(bw_worker *w);
 int bw_worker_alive(const bw_worker *w);
 /* The grader's end of the worker's channel (to wait on it without reading). */
 int bw_worker_channel(const bw_worker *w);
-/* The worker's process id (what a profiler following children reports). */
+/* The worker's process id (what a profiler following children reports);
+ * with containment in a PID namespace, that namespace's init's (the worker
+ * is its child), so profile and crosscheck run without --contain. */
 long bw_worker_pid(const bw_worker *w);
 /* Polite QUIT, then SIGKILL to the group; reaps; frees w. Safe on NULL. */
 void bw_worker_stop(bw_worker *w);

@@ -394,6 +394,8 @@ int bw_test_main(const bw_test_opts *o)
     else
         bw_report_test_text(o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout,
                             &rep, o->quiet);
+    bw_containment contained = bw_contain_report(); /* what the workers actually had */
+    rep.containment = &contained;
     if (o->json_path && bw_report_test_json(o->json_path, &rep) != 0) {
         fprintf(stderr, "bwgrade: could not write %s: %s\n", o->json_path, strerror(errno));
         code = 3;

@@ -614,7 +614,7 @@ class FormatTests(unittest.TestCase):
         rows = list(csv.reader(io.StringIO(text)))
         per = ["correctness", "performance", "total", "pct_copy", "noise", "copy_gbs"]
         self.assertEqual(rows[0], ["id", *[f"haxpy_{c}" for c in per], *[f"vector_sum_{c}" for c in per],
-                                   "total", "gpu", "sandbox", "flags", "notes"])
+                                   "total", "gpu", "sandbox", "containment", "flags", "notes"])
         self.assertEqual([r[0] for r in rows[1:]], ["amy", "bob, \"the\" <x>", "zed"])
         amy, bob, zed = csv.DictReader(io.StringIO(text))
         cols = ["haxpy_correctness", "haxpy_performance", "haxpy_total", "vector_sum_correctness",
@@ -936,6 +936,96 @@ class BatchTests(unittest.TestCase):
             code, text, _ = self.grade("--sandbox", "bwrap", out="refused")
         self.assertEqual(code, 2, text)
         self.assertIn("not installed", text)
+
+    def test_containment_is_copied_from_bwgrade(self):
+        """bwgrade says what confined the workers; run.py copies it into each
+        record, the gradebook's containment column and the manifest. Catches
+        run.py writing its own guess, or dropping bwgrade's word."""
+        said = {"user": "nobody", "pid_namespace": True, "subreaper": False, "sandbox": "none"}
+
+        class Contained(FakeRunner):
+            def test(self, *a):
+                out = super().test(*a)
+                if out.doc is not None:
+                    out.doc["containment"] = dict(said)
+                return out
+
+            def bench(self, *a):
+                out = super().bench(*a)
+                if b"OTHER_CONTAINMENT" in self._data(a[1]):
+                    out.doc["containment"] = {**said, "pid_namespace": False, "subreaper": True}
+                else:
+                    out.doc["containment"] = dict(said)
+                return out
+
+        runner = Contained()
+        marked = {**GOOD, "haxpy": GOOD["haxpy"] + "// OTHER_CONTAINMENT\n"}
+        code, text = run_grade(runner, str(write_sub(self.subs / "alice", GOOD)),
+                               str(write_sub(self.subs / "bob", marked)), "--out", str(self.dir / "cont"),
+                               "--seed-file", str(self.seed_file))
+        self.assertEqual(code, 0, text)
+        out = self.dir / "cont"
+        alice = json.loads((out / "alice.json").read_text())
+        self.assertEqual(alice["containment"], said)
+        bob = json.loads((out / "bob.json").read_text())
+        self.assertEqual(len(bob["containment"]), 2, bob["containment"])
+        rows = {r["id"]: r for r in read_csv(out / "gradebook.csv")}
+        self.assertEqual(rows["alice"]["containment"], "nobody, pid namespace")
+        self.assertEqual(rows["bob"]["containment"], "nobody, pid namespace | nobody, subreaper")
+        manifest = json.loads((out / "manifest.json").read_text())
+        self.assertEqual(manifest["containment"][0], said)
+        self.assertEqual(len(manifest["containment"]), 2)
+
+    def test_kit_runner_asks_bwgrade_for_containment(self):
+        """Every bwgrade run of run.py grade passes --contain (bwgrade leaves it
+        out of a bubblewrap sandbox itself). Catches it being dropped."""
+        runner = grade_runner.KitRunner(ROOT, self.dir, EXERCISES, bwgrade=Path("/bin/true"))
+        runner.sandbox_args = ("--sandbox", "/opt/bwrap")
+        seen = []
+
+        def fake_run(cmd, timeout, env=None, stdin_text=None):
+            seen.append(cmd)
+            return mock.Mock(rc=1, output="", timed_out=False, seconds=0.0)
+        with mock.patch.object(grade_runner, "run_limited", fake_run):
+            runner.bench("haxpy", Path("/w"), {}, 5.0, self.dir / "b.json")
+            runner.test("haxpy", Path("/w"), mock.Mock(value=None, hidden=False), {}, 5.0,
+                        self.dir / "t.json")
+        self.assertEqual(len(seen), 2)
+        for cmd in seen:
+            self.assertIn("--contain", cmd)
+            self.assertIn("--sandbox", cmd)
+
+    def test_built_worker_is_reachable_by_the_worker_user(self):
+        """A build under umask 077 leaves 0700 folders and a 0700 executable:
+        as nobody the worker could not start. _reachable opens the path to
+        it for searching and the file for running, nothing else."""
+        top = self.dir / "sub-x"
+        exe = top / "build" / "exercises" / "haxpy" / "bw_worker_haxpy"
+        exe.parent.mkdir(parents=True)
+        exe.write_text("")
+        for p in (exe, exe.parent, exe.parent.parent, exe.parent.parent.parent, top):
+            p.chmod(0o700)
+        grade_runner._reachable(exe, top)
+        self.assertEqual(exe.stat().st_mode & 0o777, 0o755)
+        self.assertEqual(exe.parent.stat().st_mode & 0o777, 0o711)
+        self.assertEqual((top / "build").stat().st_mode & 0o777, 0o711)
+        self.assertEqual(top.stat().st_mode & 0o777, 0o700)   # the caller's (0711 in build())
+
+    @unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0,
+                         "skipped: the outputs and the seed are tightened only when grading as root")
+    def test_outputs_and_seed_are_kept_from_the_worker_user(self):
+        """As root the workers run as nobody: the output folder and the seed
+        file lose every permission of other users. Catches an output folder
+        left 0755 (other students' grades readable) or a 0644 seed file."""
+        out = self.dir / "open_out"
+        out.mkdir(mode=0o755)
+        out.chmod(0o755)
+        self.seed_file.chmod(0o644)
+        code, text, _ = self.grade(out="open_out")
+        self.assertEqual(code, 0, text)
+        self.assertEqual(out.stat().st_mode & 0o777, 0o700)
+        self.assertEqual(self.seed_file.stat().st_mode & 0o777, 0o600)
+        self.assertIn("must not read it", text)
 
     def test_public_mode_is_explicit_and_has_no_hidden_cases(self):
         runner = FakeRunner()

@@ -6,6 +6,7 @@ bwgrade with and without the sandbox, and reads what it could do: connect to
 a socket listening on this machine, read the seed file, write into the kit,
 write into its private HOME. Without the sandbox all four work (so the
 refusals are the sandbox's doing); inside, only the last does."""
+import os
 import shutil
 import socket
 import subprocess
@@ -19,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import grade_runner, sandbox, seeds  # noqa: E402
+from bwlab import build, grade_runner, sandbox, seeds  # noqa: E402
 
-BWGRADE = ROOT / "build" / "bwgrade"
+BWGRADE = build.build_dir(ROOT) / "bwgrade"   # $BWLAB_BUILD_DIR, else build/
 SECRET = "31415926535897932"
 
 
@@ -189,6 +190,50 @@ class RealSandbox(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--hide needs --sandbox", p.stderr)
 
+
+
+@unittest.skipUnless(BWGRADE.is_file(), "bwgrade not built (run.py selftest builds it first)")
+@unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0,
+                     "skipped: needs root (only then do the workers run as nobody; CI runs as root)")
+class RealContainment(RealSandbox):
+    """bwgrade --contain without bubblewrap, as root (run.py grade's
+    --sandbox none): the same program in the worker's place cannot read the
+    seed (0600, as run.py grade leaves it) or write into a root-owned kit
+    folder, while its HOME stays writable. The network is not defended
+    without the sandbox. Catches workers left running as root."""
+
+    @classmethod
+    def setUpClass(cls):
+        pass   # no bubblewrap needed
+
+    def setUp(self):
+        super().setUp()
+        base = Path(self.tmp.name)
+        base.chmod(0o711)   # nobody must reach the program, not list the folder
+        self.seed.chmod(0o600)
+        self.kit.chmod(0o755)
+        # A shell script: this Python may live where nobody cannot run it.
+        self.worker.write_text(
+            "#!/bin/sh\n"
+            "echo 'connect: not tried'\n"
+            f"if s=$(cat '{self.seed}' 2>&1); then echo \"seed: ok $s\"; else echo \"seed: refused $s\"; fi\n"
+            f"if (echo x > '{self.kit}/escaped') 2>/dev/null; then echo 'kit write: ok'; "
+            "else echo 'kit write: refused'; fi\n"
+            "if (echo x > \"$HOME/probe\") 2>/dev/null; then echo 'home write: ok'; "
+            "else echo 'home write: refused'; fi\n")
+
+    def test_contained_no_seed_no_kit_writes_but_home(self):
+        got = self.attempts("--contain")
+        self.assertNotIn(SECRET, got["seed"])
+        self.assertTrue(got["seed"].startswith("refused"), got)
+        self.assertTrue(got["kit write"].startswith("refused"), got)
+        self.assertFalse((self.kit / "escaped").exists())
+        self.assertTrue(got["home write"].startswith("ok"), got)
+
+    test_outside_the_sandbox_everything_works = None
+    test_inside_no_network_no_seed_no_writes_but_home = None
+    test_a_hidden_directory_is_empty_inside = None
+    test_hide_without_sandbox_is_a_usage_error = None
 
 if __name__ == "__main__":
     unittest.main()

@@ -32,6 +32,18 @@
  *   -18     print its environment to stdout, one NAME=value a line, and
  *           leave a file in $HOME/.cache (the worker's directory must go
  *           whole); reply OK
+ *   -19     reply OK with "uid=U euid=U gid=G egid=G groups=N pid=P ppid=P
+ *           home_writable=0|1" in rep.message
+ *   -20     what an escape from the process group does: fork, setsid in the
+ *           child, fork again; the grandchild writes its pid as /proc/self
+ *           names it (the pid outside any namespace) to the first 4 bytes
+ *           of shared memory and hangs; the child exits; reply OK
+ *   -21     append a line to the file named (NUL-terminated) at the start of
+ *           shared memory; rep.message "wrote" or "refused: <reason>"
+ *   -22     kill(P, SIGKILL) for the pid P in the first 4 bytes of shared
+ *           memory (the grader, as a student would find it in /proc), then
+ *           kill(getppid(), SIGKILL); rep.message "P:<errno> parent:<errno>"
+ *           (0: the signal was sent)
  *
  *   BENCH with tick set (bench_witness.h): max_samples samples, each a
  *           "call" of q.n microseconds (a sleep) between the grader's go and
@@ -63,6 +75,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,6 +257,88 @@ static void print_environment(void)
         close(fd);
 }
 
+static void identity(bw_reply *r)
+{
+    int home_writable = 0;
+    const char *home = getenv("HOME");
+    if (home != NULL) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/probe", home);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            home_writable = 1;
+            close(fd);
+        }
+    }
+    snprintf(r->message, sizeof r->message,
+             "uid=%ld euid=%ld gid=%ld egid=%ld groups=%d pid=%ld ppid=%ld home_writable=%d",
+             (long)getuid(), (long)geteuid(), (long)getgid(), (long)getegid(), getgroups(0, NULL),
+             (long)getpid(), (long)getppid(), home_writable);
+}
+
+static void escape_group(const bw_request *q)
+{
+    uint8_t *m = map_shm(q->shm_bytes);
+    if (m == NULL)
+        return;
+    memset(m, 0, sizeof(int32_t));
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        if (fork() == 0) {
+            char link[32] = {0};
+            if (readlink("/proc/self", link, sizeof link - 1) > 0) {
+                int32_t outer = (int32_t)atol(link);
+                memcpy(m, &outer, sizeof outer);
+            }
+            hang();
+        }
+        _exit(0);
+    }
+    if (child > 0)
+        (void)waitpid(child, NULL, 0);
+    for (int i = 0; i < 500; i++) {
+        int32_t seen;
+        memcpy(&seen, m, sizeof seen);
+        if (seen != 0)
+            break;
+        nap_ms(5);
+    }
+}
+
+static void write_named_file(const bw_request *q, bw_reply *r)
+{
+    const char *m = (const char *)map_shm(q->shm_bytes);
+    if (m == NULL || memchr(m, '\0', q->shm_bytes) == NULL) {
+        snprintf(r->message, sizeof r->message, "refused: no path");
+        return;
+    }
+    int fd = open(m, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(r->message, sizeof r->message, "refused: %s", strerror(errno));
+        return;
+    }
+    ssize_t w = write(fd, "tampered\n", 9);
+    int err = errno;
+    close(fd);
+    if (w == 9)
+        snprintf(r->message, sizeof r->message, "wrote");
+    else
+        snprintf(r->message, sizeof r->message, "refused: %s", strerror(err));
+}
+
+static void kill_grader(const bw_request *q, bw_reply *r)
+{
+    const uint8_t *m = map_shm(q->shm_bytes);
+    int32_t target = 0;
+    if (m != NULL)
+        memcpy(&target, m, sizeof target);
+    int e1 = target > 0 && kill((pid_t)target, SIGKILL) != 0 ? errno : 0;
+    int e2 = kill(getppid(), SIGKILL) != 0 ? errno : 0;
+    nap_ms(100);  /* had it worked, the test process would be dead by now */
+    snprintf(r->message, sizeof r->message, "%d:%d parent:%d", (int)target, e1, e2);
+}
+
 static void say_chunk(const bw_reply *r, int64_t c)
 {
     bw_reply m = *r;
@@ -383,6 +478,18 @@ static void run(const bw_request *q, bw_reply *r)
     }
     case -18:
         print_environment();
+        return;
+    case -19:
+        identity(r);
+        return;
+    case -20:
+        escape_group(q);
+        return;
+    case -21:
+        write_named_file(q, r);
+        return;
+    case -22:
+        kill_grader(q, r);
         return;
     case -15:
         signal(SIGTERM, SIG_IGN);

@@ -127,12 +127,48 @@ def manifest_for(opts: Options, ids: list[str], all_ids: list[str],
             "seed": opts.seed.describe()}
 
 
+def seed_path(root: Path, seed_file: str | None, seed) -> Path | None:
+    """The file the secret seed was read from, if it came from one."""
+    if seed.kind != "secret" or seed.origin.startswith("$"):
+        return None
+    return Path(seed_file) if seed_file else root / DEFAULT_SEED_FILE
+
+
+def keep_from_workers(out_dir: Path, seed_file: Path | None) -> list[str]:
+    """As root the workers run as nobody (bwgrade --contain): the outputs and
+    the seed file must be neither readable nor writable by other users.
+    Takes the others' permissions off them (the grading user's own stay);
+    returns what it changed, for the console."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    notes = []
+    for path in (out_dir, seed_file):
+        try:
+            mode = path.stat().st_mode if path is not None else 0
+            if path is not None and mode & 0o077:
+                path.chmod(mode & 0o700)
+                notes.append(f"{path}: other users could open it; made it {mode & 0o700:o} "
+                             "(the workers run as nobody and must not read it)")
+        except OSError as e:
+            notes.append(f"{path}: could not restrict its permissions: {e.strerror or e}")
+    return notes
+
+
 def finish(out_dir: Path, manifest: dict, exercises_: list[str]) -> list[dict]:
     """Write gradebook.csv, junit.xml, results.json from the records on disk
     (the same path merge takes, so both write the same files)."""
     records = [gradebook.load_record(gradebook.record_path(out_dir, sid))
                for sid in manifest["ids"] if gradebook.record_path(out_dir, sid).is_file()]
     gradebook.write_outputs(out_dir, records, exercises_)
+    # What bwgrade said confined the workers, each distinct answer once (the
+    # records hold it per submission).
+    seen: list = []
+    for r in records:
+        c = r.get("containment")
+        for one in c if isinstance(c, list) else [c] if c is not None else []:
+            if one not in seen:
+                seen.append(one)
+    manifest["containment"] = seen
     gradebook.write_manifest(out_dir, manifest)
     return records
 
@@ -250,10 +286,12 @@ def run(args: argparse.Namespace, runner=None) -> int:
     # vet.py's checks before a submission runs; off only for the kit's tests.
     manifest["vetting"] = f"SKIPPED ({vet.SKIP_ENV}=1)" if vet.skip_requested() else "on"
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as e:
         console.error(f"cannot create {out_dir}: {e.strerror or e}")
         return EXIT_USAGE
+    for note in keep_from_workers(out_dir, seed_path(root, args.seed_file, seed)):
+        console.say(note)
 
     if vet.skip_requested():
         console.warn(f"UNSAFE: {vet.SKIP_WARNING}; the manifest and every gradebook row say so")
@@ -276,6 +314,9 @@ def run(args: argparse.Namespace, runner=None) -> int:
     if work_parent:
         work_parent.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bwlab-grade-", dir=work_parent))
+    # Searchable, not listable: as root the workers run as nobody and must
+    # reach their executables in here (each submission's folder is 0711 too).
+    workdir.chmod(0o711)
     try:
         if runner is None:
             runner = KitRunner(root, workdir, names, build_jobs=max(1, (os.cpu_count() or 2) // jobs),

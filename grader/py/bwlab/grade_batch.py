@@ -187,7 +187,24 @@ def test_submission(runner, sid: str, path: Path, sub, built: Built, load_proble
         "notes": notes, "problems": problems,
         "seconds": round(time.monotonic() - t0, 2),
     }
+    contained = containment_of(results)
+    if contained is not None:
+        rec["containment"] = contained
     return redact(rec, seed)
+
+
+def containment_of(results: list[dict]) -> dict | list | None:
+    """What confined the workers, as bwgrade said in its JSON ("containment"):
+    one dict when every run of the submission said the same, else the
+    distinct ones; None when no bwgrade run said."""
+    seen: list[dict] = []
+    for res in results:
+        for key in ("test", "memcheck", "bench"):
+            doc = res.get(key)
+            c = doc.get("containment") if isinstance(doc, dict) else None
+            if isinstance(c, dict) and c not in seen:
+                seen.append(c)
+    return None if not seen else seen[0] if len(seen) == 1 else seen
 
 
 def _looks_like_no_device(out: Outcome) -> bool:

@@ -163,9 +163,13 @@ class KitRunner:
     def build(self, sub, sub_id: str, timeout: float) -> Built:
         b = Built()
         b.workdir = Path(tempfile.mkdtemp(prefix=_safe_name(sub_id) + "-", dir=self.workdir))
+        # Searchable, not listable: the worker user (nobody, when grading as
+        # root) must reach its executable in build/; mkdtemp made it 0700.
+        b.workdir.chmod(0o711)
         b.found_at = dict(sub.found_at)
         kit = self.pristine_copy(b.workdir / "kit")
         student = b.workdir / "student"
+        student.mkdir(mode=0o700)   # the sources: only the grading user reads them
         for ex in self.exercises:
             dest = student / ex / f"{ex}.cu"
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -232,6 +236,7 @@ class KitRunner:
                     else:
                         info["state"] = "ok"
                         b.workers[ex] = exe
+                        _reachable(exe, b.workdir)
             b.build[ex] = info
         return b
 
@@ -243,11 +248,16 @@ class KitRunner:
 
     # bwgrade's --sandbox/--hide (sandbox.Sandbox.bwgrade_args), set by run()
     sandbox_args: tuple[str, ...] = ()
+    # Containment without bubblewrap (grader/containment.h): as root the
+    # workers run as nobody, each in its own PID namespace; bwgrade skips it
+    # under --sandbox and says in its JSON ("containment") what was in force.
+    contain_args: tuple[str, ...] = ("--contain",)
 
     def _bwgrade(self, args: list[str], json_path: Path, env: dict[str, str], timeout: float,
                  stdin_text: str | None = None) -> Outcome:
         assert self.bwgrade is not None
-        r = run_limited([str(self.bwgrade), *args, *self.sandbox_args, "--json", str(json_path)],
+        r = run_limited([str(self.bwgrade), *args, *self.sandbox_args, *self.contain_args,
+                         "--json", str(json_path)],
                         timeout, env=env, stdin_text=stdin_text)
         doc = read_json(json_path) if r.rc is not None else None
         return Outcome(r.rc, doc, r.output, r.timed_out, r.seconds)
@@ -308,6 +318,20 @@ def _vet(tree: Path, target: str, exercise: str) -> str | None:
     except vet.VetError as e:
         return f"refused: the compiled file could not be checked ({str(e).splitlines()[0]})"
     return f"refused: {' '.join(refusal.lines())}" if refusal else None
+
+
+def _reachable(exe: Path, top: Path) -> None:
+    """Lets other users run exe (as root, bwgrade runs workers as nobody):
+    every folder from top down to it searchable, the file readable and
+    executable, whatever umask the build ran under. Listing stays closed."""
+    try:
+        folder = exe.parent
+        while folder != top and top in folder.parents:
+            folder.chmod(folder.stat().st_mode | 0o111)
+            folder = folder.parent
+        exe.chmod(exe.stat().st_mode | 0o555)
+    except OSError:
+        pass   # bwgrade then says the worker user cannot run it, and why
 
 
 def _safe_name(text: str) -> str:

@@ -161,7 +161,7 @@ def csv_header(exercises: list[str]) -> list[str]:
     for ex in exercises:
         head += [f"{ex}_correctness", f"{ex}_performance", f"{ex}_total",
                  f"{ex}_pct_copy", f"{ex}_noise", f"{ex}_copy_gbs"]
-    return head + ["total", "gpu", "sandbox", "flags", "notes"]
+    return head + ["total", "gpu", "sandbox", "containment", "flags", "notes"]
 
 
 def _number(x) -> str:
@@ -182,9 +182,34 @@ def csv_row(rec: dict, exercises: list[str]) -> list[str]:
                 _number(perf.get("pct_copy")), _number(perf.get("noise")),
                 _number(perf.get("copy_gbs"))]
     # sandbox: what the workers ran in (run.py grade --sandbox); "" in
-    # records from before it was recorded.
+    # records from before it was recorded. containment: bwgrade's word on
+    # the defences in force (record_containment).
     return row + [fmt_points(rec.get("total", 0)), clean_text(record_device(rec)),
-                  rec.get("sandbox", ""), clean_text("; ".join(record_flags(rec))), record_notes(rec)]
+                  rec.get("sandbox", ""), record_containment(rec),
+                  clean_text("; ".join(record_flags(rec))), record_notes(rec)]
+
+
+def containment_text(c) -> str:
+    """bwgrade's "containment" in a few words: "nobody, pid namespace",
+    "same user, subreaper"; runs that differed are joined with " | "."""
+    if isinstance(c, list):
+        return " | ".join(containment_text(x) for x in c)
+    if not isinstance(c, dict):
+        return ""
+    user = c.get("user")
+    parts = ["same user" if user in (None, "same") else str(user)]
+    if c.get("pid_namespace"):
+        parts.append("pid namespace")
+    if c.get("subreaper"):
+        parts.append("subreaper")
+    if c.get("sandbox") == "bwrap":
+        parts.append("bwrap")
+    return ", ".join(parts)
+
+
+def record_containment(rec: dict) -> str:
+    """"" in records from before bwgrade said."""
+    return clean_text(containment_text(rec.get("containment")))
 
 
 def gradebook_csv(records: list[dict], exercises: list[str]) -> str:
