@@ -143,6 +143,11 @@ class KitRunner:
         self.bwgrade = build.executable(tree, "bwgrade")
         if self.bwgrade is None:
             raise build.KitError(f"bwgrade was built but cannot be found in {tree}")
+        # The baseline worker (no student code) runs as the worker user too.
+        baseline = self.bwgrade.parent / "bw_worker_baseline"
+        if not baseline.is_file():
+            raise build.KitError(f"bw_worker_baseline was not built beside {self.bwgrade}")
+        _reachable(baseline, self.workdir)
 
     def hold_context(self, env: dict[str, str]) -> ContextHold | None:
         """A CUDA context held open on the GPU env selects while a lane works
