@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -166,6 +167,49 @@ bw_containment bw_contain_report(void)
     return c;
 }
 
+static int mount_own_proc(void);
+
+/* Whether a PID namespace with its own /proc can be made here (asked once,
+ * by a child that tries; a container may allow the one and not the other).
+ * Called with lock held. */
+static int namespaces_work(int flags)
+{
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    known = 0;
+    long r = syscall(SYS_clone, (unsigned long)(flags | SIGCHLD), 0UL, 0UL, 0UL, 0UL);
+    if (r == 0) {
+        if (flags & CLONE_NEWUSER) {
+            int fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                (void)!write(fd, "deny", 4);
+                close(fd);
+            }
+        }
+        _exit(mount_own_proc() == 0 ? 0 : 1);
+    }
+    if (r > 0) {
+        int st = 0;
+        while (waitpid((pid_t)r, &st, 0) < 0 && errno == EINTR) {
+        }
+        known = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    return known;
+}
+
+/* In a new mount namespace: mounts private, and a /proc of this PID
+ * namespace's own. The CUDA driver reads /proc about its own process: under
+ * the outer /proc its pid names another process, and it fails with
+ * cudaErrorOperatingSystem (seen on the H100 machine). The worker's /proc
+ * then also shows no process outside its namespace. 0, or -1 (errno). */
+static int mount_own_proc(void)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return -1;
+    return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
 void bw_contain_plan_for(bw_contain_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -181,8 +225,9 @@ void bw_contain_plan_for(bw_contain_plan *p)
             p->user = user_name;
         }
         const char *off = getenv("BWLAB_CONTAIN_NO_PIDNS");
-        if (off == NULL || strcmp(off, "1") != 0)
-            p->ns_flags = CLONE_NEWPID | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+        int flags = CLONE_NEWPID | CLONE_NEWNS | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+        if ((off == NULL || strcmp(off, "1") != 0) && namespaces_work(flags))
+            p->ns_flags = flags;
         p->outer_uid = geteuid();
         p->outer_gid = getegid();
     }
@@ -278,6 +323,10 @@ static void run_init(const bw_contain_plan *p, int errfd, int statfd)
         }
         write_map("/proc/self/uid_map", (unsigned long)p->outer_uid);
         write_map("/proc/self/gid_map", (unsigned long)p->outer_gid);
+    }
+    if ((p->ns_flags & CLONE_NEWNS) && mount_own_proc() != 0) {
+        report_child_error(errfd, BW_CHILD_NAMESPACE, errno);
+        _exit(127);
     }
     long w = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
     if (w == 0)

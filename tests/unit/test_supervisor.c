@@ -1092,6 +1092,32 @@ END_TEST
 
 /* A worker forks, the child calls setsid (out of the process group that
  * bw_worker_stop kills) and forks again: nothing of it may live on. */
+/* The pid, in this process's /proc, of the process whose name is comm; 0 if none. */
+static pid_t pid_named(const char *comm)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    struct dirent *e;
+    while (d != NULL && found == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], name[64] = {0};
+        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(name, sizeof name, f) != NULL) {
+            name[strcspn(name, "\n")] = '\0';
+            if (strcmp(name, comm) == 0)
+                found = (pid_t)atol(e->d_name);
+        }
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return found;
+}
+
 static void assert_escape_dies(int namespace_allowed)
 {
     contain_on(namespace_allowed);
@@ -1100,9 +1126,11 @@ static void assert_escape_dies(int namespace_allowed)
     bw_shm *shm = make_shm(IMAGE_BYTES);
     bw_worker *w = start_contained(shm, path);
     ck_assert_int_eq(call_n(w, shm, -20, 5.0, NULL, NULL), BW_CALL_OK);
-    int32_t survivor = 0;
-    memcpy(&survivor, bw_shm_data(shm), sizeof survivor);
-    ck_assert_msg(survivor > 0, "the fake worker's grandchild did not say its pid");
+    int32_t started = 0;
+    memcpy(&started, bw_shm_data(shm), sizeof started);
+    ck_assert_msg(started == 1, "the fake worker's grandchild did not start");
+    pid_t survivor = pid_named("bw_escapee");
+    ck_assert_msg(survivor > 0, "no process named bw_escapee in this test's /proc");
     ck_assert_msg(kill(survivor, 0) == 0, "the grandchild %d is not running", (int)survivor);
     bw_worker_stop(w);
     int gone = process_gone(survivor);
