@@ -222,6 +222,22 @@ static int gate(bw_runner *run, const bw_bench_opts *o, char **why)
     return failed ? -1 : 0;
 }
 
+/* A BENCH or COPY_BENCH with the grader's clock on every sample; *seen
+ * (when not NULL) gets the medians of what it saw. */
+static bw_outcome witnessed_bench(bw_runner *run, const bw_request *req, bw_witness_summary *seen,
+                                  bw_reply *r, char **detail)
+{
+    char *output = NULL;
+    bw_witness wit;
+    bw_witness_init(&wit);
+    bw_outcome o = bw_runner_bench(run, req, BENCH_CALL_LIMIT_S, &wit, r, detail, &output);
+    free(output);
+    if (seen)
+        *seen = bw_witness_summarize(&wit);
+    bw_witness_free(&wit);
+    return o;
+}
+
 /* One copy, timed in the baseline worker: cudaMemcpy or the kit's kernel. */
 static void run_copy(bw_runner *run, const sampling *s, int method, int profile_calls,
                      bw_bench_report *rep)
@@ -245,12 +261,8 @@ static void run_copy(bw_runner *run, const sampling *s, int method, int profile_
     req.profile_calls = profile_calls;
     apply_sampling(&req, s);
     bw_reply r;
-    char *detail = NULL, *output = NULL;
-    bw_witness wit;
-    bw_witness_init(&wit);
-    bw_outcome o = bw_runner_bench(run, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
-    bw_witness_free(&wit);
-    free(output);
+    char *detail = NULL;
+    bw_outcome o = witnessed_bench(run, &req, NULL, &r, &detail);
     if (o != BW_OUTCOME_PASS) {
         c->status = outcome_status(o);
         c->detail = detail;
@@ -291,13 +303,10 @@ static void calibrate_row(bw_runner *base, const bw_request *student_req, bw_ben
     req.profile_calls = 0;
     req.rotate_seed = bw_random_u64() | 1;
     bw_reply r;
-    char *detail = NULL, *output = NULL;
-    bw_witness wit;
-    bw_witness_init(&wit);
-    bw_outcome o = bw_runner_bench(base, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
-    free(output);
+    char *detail = NULL;
+    bw_witness_summary b;
+    bw_outcome o = witnessed_bench(base, &req, &b, &r, &detail);
     if (o == BW_OUTCOME_PASS) {
-        bw_witness_summary b = bw_witness_summarize(&wit);
         row->base_clock_samples = b.samples;
         row->base_span_ms = b.span_ms;
         row->base_prep_ms = b.prep_ms;
@@ -306,7 +315,6 @@ static void calibrate_row(bw_runner *base, const bw_request *student_req, bw_ben
                                       outcome_status(o), detail ? detail : "no details");
     }
     free(detail);
-    bw_witness_free(&wit);
 }
 
 static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
@@ -351,13 +359,9 @@ static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     apply_sampling(&req, s);
     req.profile_calls = o->profile_calls;
     bw_reply r;
-    char *detail = NULL, *output = NULL;
-    bw_witness wit;
-    bw_witness_init(&wit);
-    bw_outcome o2 = bw_runner_bench(run, &req, BENCH_CALL_LIMIT_S, &wit, &r, &detail, &output);
-    free(output);
-    bw_witness_summary seen = bw_witness_summarize(&wit);
-    bw_witness_free(&wit);
+    char *detail = NULL;
+    bw_witness_summary seen;
+    bw_outcome o2 = witnessed_bench(run, &req, &seen, &r, &detail);
     if (o2 != BW_OUTCOME_PASS) {
         row->status = outcome_status(o2);
         row->detail = detail;

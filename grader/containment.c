@@ -279,7 +279,7 @@ static void write_map(const char *path, unsigned long id)
     }
 }
 
-static void close_above(int lo, long max_fd)
+void bw_close_from(int lo, long max_fd)
 {
 #ifdef SYS_close_range
     if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0u) == 0)
@@ -339,7 +339,7 @@ static void run_init(const bw_contain_plan *p, int errfd, int statfd)
      * descriptor bwgrade holds would otherwise stay open here. */
     if (dup2(statfd, 0) != 0)
         _exit(127);
-    close_above(1, p->max_fd);
+    bw_close_from(1, p->max_fd);
     for (;;) {
         int st = 0;
         pid_t r = waitpid(-1, &st, 0);

@@ -72,6 +72,10 @@ enum { BW_CHILD_EXEC = 0, BW_CHILD_USER, BW_CHILD_SETUP, BW_CHILD_NAMESPACE };
  * recorded as a live worker until bw_contain_reaped. */
 pid_t bw_contain_fork(const bw_contain_plan *p, int errfd, int statfd, int *namespaced);
 
+/* Closes every descriptor from lo up (close_range where the kernel has it,
+ * else one by one below max_fd); async-signal-safe, for a child before exec. */
+void bw_close_from(int lo, long max_fd);
+
 /* In the child, async-signal-safe: drops supplementary groups, then gid,
  * then uid, and checks that it took (no way back to root). 0 or an errno. */
 int bw_contain_drop(const bw_contain_plan *p);

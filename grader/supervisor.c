@@ -393,16 +393,6 @@ static void child_fail(int errfd, int stage, int err)
     _exit(127);
 }
 
-static void close_from(int lo, long max_fd)
-{
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0u) == 0)
-        return;
-#endif
-    for (long fd = lo; fd < max_fd; fd++)
-        (void)close((int)fd);
-}
-
 typedef struct {
     int chan, capture, devnull, errw;
     const int *shm;     /* BW_SHM_SEGMENTS descriptors */
@@ -477,7 +467,7 @@ static void start_child(const child_setup *c)
     errfd = CHILD_ERRPIPE_FD;
     if (fcntl(CHILD_ERRPIPE_FD, F_SETFD, FD_CLOEXEC) < 0)
         child_fail(errfd, BW_CHILD_SETUP, errno);
-    close_from(CHILD_FIRST_CLOSED_FD, c->max_fd);
+    bw_close_from(CHILD_FIRST_CLOSED_FD, c->max_fd);
 
     struct rlimit zero = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &zero);
