@@ -279,6 +279,20 @@ static void write_map(const char *path, unsigned long id)
     }
 }
 
+void bw_signals_to_default(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &sa, NULL);
+}
+
 void bw_close_from(int lo, long max_fd)
 {
 #ifdef SYS_close_range
@@ -298,16 +312,7 @@ static void run_init(const bw_contain_plan *p, int errfd, int statfd)
     /* Signals from inside the namespace reach pid 1 only where it has a
      * handler: with every disposition at its default, the student's code
      * cannot signal it at all. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            (void)sigaction(sig, &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    bw_signals_to_default();
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* bwgrade died before prctl took hold: it held the read end of statfd. */
     struct pollfd pf = {.fd = statfd, .events = POLLOUT, .revents = 0};

@@ -72,6 +72,10 @@ enum { BW_CHILD_EXEC = 0, BW_CHILD_USER, BW_CHILD_SETUP, BW_CHILD_NAMESPACE };
  * recorded as a live worker until bw_contain_reaped. */
 pid_t bw_contain_fork(const bw_contain_plan *p, int errfd, int statfd, int *namespaced);
 
+/* Every signal unblocked and at its default disposition (a child before
+ * exec; inherited SIG_IGN would otherwise survive it). */
+void bw_signals_to_default(void);
+
 /* Closes every descriptor from lo up (close_range where the kernel has it,
  * else one by one below max_fd); async-signal-safe, for a child before exec. */
 void bw_close_from(int lo, long max_fd);

@@ -427,16 +427,10 @@ static void start_child(const child_setup *c)
         _exit(127);
 #endif
 
-    sigset_t none;
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    bw_signals_to_default();   /* undo inherited masks and SIG_IGN */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            (void)sigaction(sig, &sa, NULL);   /* undo inherited SIG_IGN */
     sa.sa_handler = SIG_IGN;
     (void)sigaction(SIGXFSZ, &sa, NULL);   /* past the output cap, writes just fail */
 
