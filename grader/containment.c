@@ -281,9 +281,8 @@ static void write_map(const char *path, unsigned long id)
 
 void bw_signals_to_default(void)
 {
-    sigset_t none;
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Dispositions first: a signal pending on the mask must not reach a
+     * handler of bwgrade's once unblocked. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
@@ -291,6 +290,9 @@ void bw_signals_to_default(void)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             (void)sigaction(sig, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 void bw_close_from(int lo, long max_fd)
