@@ -63,12 +63,13 @@ class RuleTests(unittest.TestCase):
     def test_allow_and_deny(self):
         inside = ["run.py", "CMakeLists.txt", "README.md", "exercises/haxpy/haxpy.cu",
                   "grader/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
-                  "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md",
+                  "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md", "docs/SPEED.md",
                   "tests/CMakeLists.txt", "tests/unit/test_cases.c", "tests/python/test_submission.py",
                   "tests/corpus/noop/exercises/haxpy/haxpy.cu"]
         outside = ["solutions/haxpy/haxpy.cu", "grader/instructor/secret_seed",
                    "grader/instructor/policy.ini", "docs/INSTRUCTORS.md", "docs/slurm/grade_array.sbatch",
-                   "docs/ci/github-actions-grade.yml", *INSTRUCTOR_TESTS, "build/bwgrade",
+                   "docs/ci/github-actions-grade.yml", "docs/BENCHMARKS.md", "docs/SPEED_HISTORY.md",
+                   "tests/gpu/acceptance.sh", *INSTRUCTOR_TESTS, "build/bwgrade",
                    "grades/gradebook.csv", ".git/config", "grader/py/bwlab/__pycache__/x.pyc",
                    "notes.txt", "submissions/alice.zip", "exercises/haxpy/secret_seed",
                    "exercises/haxpy/haxpy.cu.orig"]
