@@ -110,7 +110,8 @@ def dead_links(root: Path, md_files: list[str]) -> list[str]:
                 dead.append(f"{where} (no such file)")
             elif frag and dest.suffix == ".md" and dest.is_file():
                 if frag.lower() not in anchors(dest.read_text(encoding="utf-8")):
-                    dead.append(f"{where} (no heading #{frag} in {dest.relative_to(root).as_posix()})")
+                    shown = dest.resolve().relative_to(root.resolve()).as_posix()
+                    dead.append(f"{where} (no heading #{frag} in {shown})")
     return dead
 
 
