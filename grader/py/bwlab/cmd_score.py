@@ -39,7 +39,8 @@ BUILD_STATES = {"build_error": "build_failed", "refused": "refused", "missing": 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--policy", metavar="FILE",
-                        help="scoring policy (default: the course's, see `run.py score --help`)")
+                        help=f"scoring policy (default: {', else '.join(scoring.POLICY_FILES)}, "
+                             "else the built-in defaults)")
     parser.add_argument("--json", metavar="FILE",
                         help="also write every exercise's result and score to FILE")
     parser.epilog = ("the policy: --policy FILE, else grader/instructor/policy.ini, else "
