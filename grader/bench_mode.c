@@ -608,8 +608,8 @@ int bw_bench_main(const bw_bench_opts *o)
 
     /* The first row that fits runs in the worker just opened, before the
      * gate and the copy: each row needs a new worker, and starting one costs
-     * 0.25-0.6 s of CUDA set-up (issue 12). Its figures are judged once the
-     * copy is known, and dropped if the gate then fails. */
+     * 0.2-0.6 s of CUDA set-up (docs/SPEED.md). Its figures are judged once
+     * the copy is known, and dropped if the gate then fails. */
     int first = -1;
     bw_reply first_reply;
     int first_measured = 0;

@@ -63,12 +63,13 @@ class RuleTests(unittest.TestCase):
     def test_allow_and_deny(self):
         inside = ["run.py", "CMakeLists.txt", "README.md", "exercises/haxpy/haxpy.cu",
                   "grader/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
-                  "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md",
+                  "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md", "docs/SPEED.md",
                   "tests/CMakeLists.txt", "tests/unit/test_cases.c", "tests/python/test_submission.py",
                   "tests/corpus/noop/exercises/haxpy/haxpy.cu"]
         outside = ["solutions/haxpy/haxpy.cu", "grader/instructor/secret_seed",
                    "grader/instructor/policy.ini", "docs/INSTRUCTORS.md", "docs/slurm/grade_array.sbatch",
-                   "docs/ci/github-actions-grade.yml", *INSTRUCTOR_TESTS, "build/bwgrade",
+                   "docs/ci/github-actions-grade.yml", "docs/BENCHMARKS.md", "docs/SPEED_HISTORY.md",
+                   "tests/gpu/acceptance.sh", *INSTRUCTOR_TESTS, "build/bwgrade",
                    "grades/gradebook.csv", ".git/config", "grader/py/bwlab/__pycache__/x.pyc",
                    "notes.txt", "submissions/alice.zip", "exercises/haxpy/secret_seed",
                    "exercises/haxpy/haxpy.cu.orig"]
@@ -229,10 +230,11 @@ class FakeKitTests(unittest.TestCase):
         self.assertEqual(got, ["CMakeLists.txt", "docs/ARCHITECTURE.md", "exercises/exercises.def",
                                "exercises/haxpy/haxpy.cu", "grader/main.c", "grader/py/bwlab/__init__.py",
                                "handout/policy.ini", "run.py", "tests/python/test_public.py"])
-        # the course's policy goes in (generated: grader/instructor/ itself stays out)
-        packed = (dest / "bwlab" / "handout" / "policy.ini").read_text()
-        self.assertIn("performance_points = 40 ; this course", packed)
-        self.assertEqual(scoring.parse_policy(packed).for_exercise("haxpy").performance_points, 40)
+        # the course's policy goes in, byte for byte (so its sha256 is the one
+        # grading records), though grader/instructor/ itself stays out
+        packed = (dest / "bwlab" / "handout" / "policy.ini").read_bytes()
+        self.assertEqual(packed, (self.root / "grader" / "instructor" / "policy.ini").read_bytes())
+        self.assertEqual(scoring.parse_policy(packed.decode()).for_exercise("haxpy").performance_points, 40)
         self.assertTrue(os.access(dest / "bwlab" / "run.py", os.X_OK))
         self.assertIn("solutions/", text)
         self.assertIn("grader/instructor/", text)
@@ -350,6 +352,25 @@ class RealKitTests(unittest.TestCase):
                            text=True, timeout=120, env={**os.environ, "BWLAB_ROOT": str(self.kit)})
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("test", r.stdout)
+
+    def test_grade_and_score_find_the_course_policy_in_the_handout(self):
+        # Both look for the policy through one list; in the handout only
+        # handout/policy.ini is there, and it is the instructor's file, so
+        # --show-policy prints the hash grading records (not the built-in
+        # defaults' e3b0c44298fc, the sha256 of nothing).
+        from bwlab import cmd_score
+        src = ROOT / scoring.INSTRUCTOR_POLICY
+        if not src.is_file():
+            self.skipTest("no grader/instructor/policy.ini in this copy of the kit")
+        want = scoring.load_policy(src).sha256[:12]
+        r = subprocess.run([sys.executable, "run.py", "grade", "--show-policy"], cwd=self.kit,
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "BWLAB_ROOT": str(self.kit)})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"policy: {scoring.HANDOUT_POLICY} (sha256 {want})", r.stdout)
+        score_policy = scoring.find_policy(self.kit, None, cmd_score.POLICY_FALLBACKS)
+        self.assertEqual(scoring.shown_source(score_policy, self.kit), scoring.HANDOUT_POLICY)
+        self.assertEqual(score_policy.sha256[:12], want)
 
     @unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
                          "slow (minutes): set BWLAB_SLOW_TESTS=1 to build the handout and run its selftest")

@@ -51,7 +51,6 @@ from .submission_ids import collect, ids_digest, parse_shard, shard_select
 
 HELP = "grade submissions (instructors): hidden cases, scoring policy, gradebook"
 
-DEFAULT_POLICY_FILE = scoring.INSTRUCTOR_POLICY
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade only slice K of N (1-based): the submissions whose index in "
                              "the sorted id list, counted from 0, leaves K-1 when divided by N")
     parser.add_argument("--policy", metavar="FILE",
-                        help=f"scoring policy (default: {DEFAULT_POLICY_FILE}, else built-in defaults)")
+                        help=f"scoring policy (default: {', else '.join(scoring.POLICY_FILES)} (the copy "
+                             "run.py handout packs), else the built-in defaults; as run.py score)")
     seed = parser.add_mutually_exclusive_group()
     seed.add_argument("--seed-file", metavar="FILE",
                       help=f"the secret seed (default: ${SECRET_ENV}, else {DEFAULT_SEED_FILE})")
@@ -101,8 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "works here, else none with a warning; default auto)")
 
 
-def show_policy(policy: scoring.Policy, names: list[str]) -> None:
-    console.say(f"policy: {policy.source} (sha256 {policy.sha256[:12]})")
+def show_policy(policy: scoring.Policy, names: list[str], root: Path) -> None:
+    console.say(f"policy: {scoring.shown_source(policy, root)} (sha256 {policy.sha256[:12]})")
     for ex in names:
         p = policy.for_exercise(ex)
         groups = ", ".join(f"{g}:{w:g}" for g, w in p.groups)
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
         console.error(str(e))
         return EXIT_USAGE
     if args.show_policy:
-        show_policy(policy, names)
+        show_policy(policy, names, root)
         return EXIT_OK
     if not args.submissions:
         console.error("no submissions given (run.py grade SUBMISSION...)")

@@ -106,15 +106,15 @@ def check_tarball(out: Path, prefix: str, root: Path) -> list[str]:
 
 
 def course_policy(root: Path) -> bytes:
-    """handout/policy.ini: the instructor's policy, so that `run.py score`
-    estimates with the course's numbers (the built-in defaults without one)."""
+    """handout/policy.ini: the instructor's policy file byte for byte, so that
+    the handout's `run.py score` and `run.py grade` use the course's numbers
+    and `grade --show-policy` prints the sha256 that grading records. Without
+    one, a file of comments only: the built-in defaults."""
     src = Path(root) / scoring.INSTRUCTOR_POLICY
     if src.is_file():
-        text = src.read_text(encoding="utf-8")
-        scoring.parse_policy(text, str(src))     # refuse to ship a broken one
-        return (f"# The course's scoring policy, packed by `run.py handout` from\n"
-                f"# {scoring.INSTRUCTOR_POLICY}. `run.py score` estimates with it;\n"
-                f"# handout/grading.md explains it.\n\n").encode() + text.encode("utf-8")
+        data = src.read_bytes()
+        scoring.parse_policy(data.decode("utf-8"), str(src))     # refuse to ship a broken one
+        return data
     return (b"# The course's scoring policy: the kit's built-in defaults (no "
             b"grader/instructor/policy.ini\n# was found when the handout was packed). "
             b"handout/grading.md explains them.\n")

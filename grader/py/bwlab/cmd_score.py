@@ -31,7 +31,7 @@ from .seeds import Seed
 
 HELP = "estimate your points under the course's scoring policy (public cases, this GPU)"
 
-POLICY_FALLBACKS = (scoring.INSTRUCTOR_POLICY, scoring.HANDOUT_POLICY)
+POLICY_FALLBACKS = scoring.POLICY_FILES   # the same list as run.py grade's
 # Build states of build.Worker -> the states scoring.py names.
 BUILD_STATES = {"build_error": "build_failed", "refused": "refused", "missing": "missing"}
 
@@ -39,11 +39,12 @@ BUILD_STATES = {"build_error": "build_failed", "refused": "refused", "missing": 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--policy", metavar="FILE",
-                        help="scoring policy (default: the course's, see `run.py score --help`)")
+                        help=f"scoring policy (default: {', else '.join(scoring.POLICY_FILES)}, "
+                             "else the built-in defaults)")
     parser.add_argument("--json", metavar="FILE",
                         help="also write every exercise's result and score to FILE")
     parser.epilog = ("the policy: --policy FILE, else grader/instructor/policy.ini, else "
-                     "handout/policy.ini, else the built-in defaults. Exit codes: 0 scored; 1 "
+                     "handout/policy.ini, else the built-in defaults (as run.py grade). Exit codes: 0 scored; 1 "
                      "something could not be run; 2 usage; 3 no CUDA device; 4 the kit did not build")
 
 
@@ -97,11 +98,7 @@ def run(args: argparse.Namespace) -> int:
         chosen, _variant, plan = prepare(args)
     except Stop as s:
         return s.code
-    try:
-        shown = Path(policy.source).resolve().relative_to(root.resolve())
-    except ValueError:
-        shown = policy.source
-    console.say(f"policy: {shown}")
+    console.say(f"policy: {scoring.shown_source(policy, root)}")
     opts = Options(exercises=chosen, policy=policy, seed=Seed(None, "public", "public cases", hidden=False),
                    out_dir=Path("."))
     scratch = Path(tempfile.mkdtemp(prefix="bwlab-score-"))

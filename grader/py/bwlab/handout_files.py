@@ -61,6 +61,8 @@ DENY = (
     "tests/data/asm/haxpy_solution.sm_90.cuobjdump.sass",
     "tests/data/asm_haxpy_solution_sm90.txt",
     "docs/BENCHMARKS.md",
+    # The development log behind docs/SPEED.md: commits, stops, private probes.
+    "docs/SPEED_HISTORY.md",
     "tests/gpu/",
     "build/",
     "grades/",

@@ -29,8 +29,10 @@ Policy file (configparser INI):
 Correctness, mode all_or_nothing: correctness_points when bwgrade's status is
 "pass" (every case passed), else 0. Mode per_group: `groups` are weights; a
 group earns correctness_points * weight / (sum of the weights of the groups
-that ran) when none of its cases failed. A skipped case neither passes nor
-fails its group; a group none of whose cases ran shares its weight out.
+that ran) when none of its cases failed. A case bwgrade skipped (one the
+machine has not the memory for) neither passes nor fails its group; a case it
+did not run because earlier ones kept crashing or hanging (GAVE_UP_DETAIL)
+counts as failed; a group none of whose cases ran shares its weight out.
 Memcheck: grade also runs the `memcheck` groups that passed the plain test
 under compute-sanitizer memcheck; a case that fails there (a memory error)
 fails its group as a failed plain case would. A CUDA API error the code got
@@ -297,9 +299,14 @@ def load_policy(path: Path | str) -> Policy:
 
 INSTRUCTOR_POLICY = "grader/instructor/policy.ini"
 HANDOUT_POLICY = "handout/policy.ini"   # the instructor's, as run.py handout packs it
+# Where every command looks for the course's policy, in this order: the
+# instructors' copy has the first, the student handout only the second (a
+# byte-for-byte copy, so its sha256 is the one grading records). grade, score
+# and report all read this list, so in either copy they find the same file.
+POLICY_FILES = (INSTRUCTOR_POLICY, HANDOUT_POLICY)
 
 
-def find_policy(root: Path, path: str | None, fallbacks: tuple[str, ...] = (INSTRUCTOR_POLICY,)) -> Policy:
+def find_policy(root: Path, path: str | None, fallbacks: tuple[str, ...] = POLICY_FILES) -> Policy:
     """--policy FILE, else the first of fallbacks (relative to the kit) that
     exists, else the built-in defaults. Raises PolicyError."""
     if path:
@@ -308,6 +315,15 @@ def find_policy(root: Path, path: str | None, fallbacks: tuple[str, ...] = (INST
         if (Path(root) / rel).is_file():
             return load_policy(Path(root) / rel)
     return default_policy()
+
+
+def shown_source(policy: Policy, root: Path) -> str:
+    """The policy's file relative to the kit when it lies inside it (what
+    grade --show-policy and score print), else as given."""
+    try:
+        return Path(policy.source).resolve().relative_to(Path(root).resolve()).as_posix()
+    except (ValueError, OSError):
+        return policy.source
 
 
 def default_policy() -> Policy:
