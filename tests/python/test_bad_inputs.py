@@ -17,7 +17,9 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -214,16 +216,20 @@ class BadInputs(unittest.TestCase):
     def test_every_row(self):
         for argv, env, missing, code, pattern in ROWS:
             with self.subTest(argv=argv, env=env, missing=missing):
-                got, out, err, built = self.invoke(argv, env, missing)
-                self.assertFalse(built, f"a build was started: {out}{err}")
-                self.assertEqual(got, code, out + err)
-                self.assertEqual(out, "", "nothing on stdout before the refusal")
-                lines = err.splitlines()
-                self.assertEqual(len(lines), 1, f"one line, not {len(lines)}:\n{err}")
-                self.assertTrue(lines[0].startswith("run.py: error: "), lines[0])
-                self.assertRegex(lines[0], pattern)
-                self.assertFalse(self.build_dir.exists(), "the build folder was created")
-                self.assertFalse(self.places["out"].exists(), "an output folder was created")
+                try:
+                    got, out, err, built = self.invoke(argv, env, missing)
+                    self.assertFalse(built, f"a build was started: {out}{err}")
+                    self.assertEqual(got, code, out + err)
+                    self.assertEqual(out, "", "nothing on stdout before the refusal")
+                    lines = err.splitlines()
+                    self.assertEqual(len(lines), 1, f"one line, not {len(lines)}:\n{err}")
+                    self.assertTrue(lines[0].startswith("run.py: error: "), lines[0])
+                    self.assertRegex(lines[0], pattern)
+                    self.assertFalse(self.build_dir.exists(), "the build folder was created")
+                    self.assertFalse(self.places["out"].exists(), "an output folder was created")
+                finally:    # one row's leftovers must not fail the next
+                    for leftover in (self.build_dir, self.places["out"]):
+                        shutil.rmtree(leftover, ignore_errors=True)
 
     def test_every_command_has_rows(self):
         self.assertEqual({row[0][0] for row in ROWS}, set(cli.COMMANDS))
@@ -278,6 +284,36 @@ class BwgradeRefuses(unittest.TestCase):
         self.assertEqual(code, 2, text)
         self.assertEqual(text.count("there is no case 99999"), 2, text)
         self.assertNotIn("usage", text)
+
+
+BWGRADE = build.build_dir(ROOT) / "bwgrade"   # $BWLAB_BUILD_DIR, else build/
+
+
+@unittest.skipUnless(BWGRADE.is_file(), "bwgrade not built (run.py selftest builds it first)")
+class BwgradeUsage(unittest.TestCase):
+    """bwgrade's own refusals are one line each (its usage text only on
+    --help), so nothing run.py starts can bury the line under it."""
+
+    def test_one_line_per_refusal(self):
+        worker = str(BWGRADE.parent / "bw_worker_haxpy")
+        for argv, said in ((["bench", "haxpy", "--worker", worker, "--sizes", "0"], "--sizes takes"),
+                           (["test", "haxpy", "--worker", worker, "--seed", "-1"], "--seed needs"),
+                           (["bench", "haxpy", "--worker", worker, "--offsets", "128"], "--offsets takes"),
+                           (["frobnicate"], "unknown command")):
+            with self.subTest(argv=argv):
+                env = {k: v for k, v in os.environ.items() if k != "BWLAB_SEED"}
+                p = subprocess.run([str(BWGRADE), *argv], capture_output=True, text=True,
+                                   timeout=60, env=env)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(p.stdout, "")
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+                self.assertIn(said, p.stderr)
+                self.assertIn("(bwgrade --help shows the usage)", p.stderr)
+
+    def test_help_still_shows_the_usage(self):
+        p = subprocess.run([str(BWGRADE), "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("bwgrade bench EXERCISE --worker PATH", p.stdout)
 
 
 if __name__ == "__main__":
