@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import textwrap
 from types import ModuleType
 
 from . import EXIT_USAGE, console
@@ -89,7 +90,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="run.py", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Run `python3 run.py COMMAND --help` for a command's options.\n\n" + EXIT_CODES)
+        epilog=("Run `python3 run.py COMMAND --help` for a command's options.\n\n"
+                + textwrap.fill(EXIT_CODES, 79)))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, fallback) in COMMANDS.items():
         mod: ModuleType | None = None
