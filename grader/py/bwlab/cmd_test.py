@@ -307,8 +307,9 @@ class ExerciseRun(threading.Thread):
                 why = ("bwgrade refused the command line (exit 2)" if self.refused
                        else f"bwgrade exited with code {rc} and wrote no report")
                 doc = error_doc(self.ex, "error", why)
-                runs.append((tool, doc))
-                break
+                if self.refused:    # the next tool would be refused the same way
+                    runs.append((tool, doc))
+                    break
             runs.append((tool, doc))
         self.doc = combine_sanitizer_runs(runs)
 
