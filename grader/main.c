@@ -84,6 +84,8 @@ static const char usage_text[] =
     "exit status: 0 everything passed, 1 something failed, 2 usage error,\n"
     "             3 could not run (no CUDA device, worker would not start)\n";
 
+/* One line: run.py starts bwgrade once per exercise, and the whole usage
+ * text after each refusal buried the line that says what was wrong. */
 __attribute__((format(printf, 1, 2)))
 static int usage_error(const char *fmt, ...)
 {
@@ -92,8 +94,7 @@ static int usage_error(const char *fmt, ...)
     fputs("bwgrade: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs("\n\n", stderr);
-    fputs(usage_text, stderr);
+    fputs(" (bwgrade --help shows the usage)\n", stderr);
     return EXIT_USAGE;
 }
 

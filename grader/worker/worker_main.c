@@ -151,7 +151,14 @@ static void do_hello(bw_reply *r)
     if (e != cudaSuccess || count <= 0) {
         r->status = BW_REP_NO_DEVICE;
         r->cuda_error = (int32_t)e;
-        if (e != cudaSuccess)
+        /* Without libcuda the runtime says "driver version is insufficient",
+         * which sends a student to upgrade a driver they do not have; a
+         * driver version of 0 means there is none at all. */
+        if (e == cudaErrorInsufficientDriver && r->driver_version == 0)
+            snprintf(r->message, sizeof r->message,
+                     "no NVIDIA driver was found (libcuda is not installed): this machine has "
+                     "no usable NVIDIA GPU");
+        else if (e != cudaSuccess)
             snprintf(r->message, sizeof r->message, "%s: %s", cudaGetErrorName(e),
                      cudaGetErrorString(e));
         else

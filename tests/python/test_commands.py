@@ -14,7 +14,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import build, cli, cmd_benchmark  # noqa: E402
+from bwlab import build, cli, cmd_benchmark, optional_tools  # noqa: E402
 
 # Behaves like bwgrade as docs/ARCHITECTURE.md describes it, driven by
 # FAKE_BWGRADE: {exercise: {"rc": .., "status": .., "passed": .., "total": .., "say": ..,
@@ -93,7 +93,10 @@ class Base(unittest.TestCase):
 
     def run_cli(self, argv, plan):
         out, err = io.StringIO(), io.StringIO()
+        # The optional tools are there (test_bad_inputs.py takes them away).
         with mock.patch.object(build, "prepare", return_value=plan) as prep, \
+                mock.patch.object(optional_tools, "sanitizer_on", return_value=True), \
+                mock.patch.object(optional_tools, "has_matplotlib", return_value=True), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = cli.main(argv)
         self.prepare_call = prep.call_args
@@ -294,6 +297,7 @@ class BenchmarkCommand(Base):
         self.assertIn("plotting not available", out)
 
         fake = mock.Mock()
+        fake.SUFFIXES = (".png", ".svg", ".pdf")
         fake.plot_benchmark.return_value = "wrote p.png"
         def with_plot(name, *a):
             return fake if name == "bwlab.plot" else real_import(name, *a)

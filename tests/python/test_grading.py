@@ -917,11 +917,12 @@ class BatchTests(unittest.TestCase):
         runner.sanitizer_missing = lambda env: "compute-sanitizer was not found on PATH"
         code, text = run_grade(runner, *map(str, [write_sub(self.subs / "a", GOOD)]),
                                "--out", str(self.dir / "s"), "--seed-file", str(self.seed_file))
-        self.assertEqual(code, 2, text)
-        self.assertIn("the policy runs memcheck (haxpy, vector_sum), but compute-sanitizer was not "
-                      "found", text)
+        self.assertEqual(code, 5, text)     # a missing optional tool: its own exit code
+        self.assertIn("compute-sanitizer was not found, and the policy's memcheck (haxpy, "
+                      "vector_sum) needs it; it is part of the CUDA Toolkit", text)
         self.assertIn("memcheck = none", text)
         self.assertEqual(runner.calls, [])
+        self.assertFalse((self.dir / "s").exists())     # nothing written either
 
     def test_no_sandbox_is_recorded_and_warned_about(self):
         with mock.patch.object(cmd_grade.sandbox.shutil, "which", lambda *_a, **_k: None):

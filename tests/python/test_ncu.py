@@ -378,7 +378,9 @@ class ProfileCommand(unittest.TestCase):
         cmd_profile.add_arguments(parser)
         args = parser.parse_args(argv)
 
-        def fake_prepare(a, peers=False):
+        def fake_prepare(a, peers=False, before_build=None):
+            if before_build is not None:
+                before_build()
             plan = build.Plan(build_dir=Path(self.tmp.name), bwgrade=Path("/kit/build/bwgrade"))
             plan.workers.append(build.Worker(a.exercise[0], "solution", "t",
                                              Path("/kit/build/bw_worker_haxpy_solution"), "ok"))
@@ -463,12 +465,13 @@ class ProfileCommand(unittest.TestCase):
 
     def test_no_ncu(self):
         rc, out, err = self.run_profile(["haxpy"], ncu_path=None)
-        self.assertEqual(rc, 3)
-        self.assertIn("ncu not found: install Nsight Compute or add it to PATH", err)
+        self.assertEqual(rc, 5)
+        self.assertIn("ncu was not found, and `run.py profile` needs it; it is Nsight Compute", err)
 
     def test_bad_n(self):
-        rc, out, err = self.run_profile(["haxpy", "--n", "0"])
-        self.assertEqual(rc, 2)
+        with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+            self.run_profile(["haxpy", "--n", "0"])     # refused while parsing
+        self.assertEqual(e.exception.code, 2)
 
 
 if __name__ == "__main__":

@@ -439,14 +439,15 @@ class AsmCommand(unittest.TestCase):
             rc = cmd_asm.run(parser.parse_args(["haxpy"]))
         self.assertEqual(rc, 4)
         self.assertIn("nvcc not found", err.getvalue())
-        # nvcc present but no cuobjdump: --sass is refused with a hint, the default falls back to PTX.
+        # nvcc present but no cuobjdump: --sass is refused (exit 5) with a hint, the default falls back to PTX.
         real = cmd_asm.find_cuda_tool
         only_nvcc = lambda name: real(name) if name == "nvcc" else None  # noqa: E731
         with mock.patch.object(cmd_asm, "find_cuda_tool", side_effect=only_nvcc), \
                 contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             rc = cmd_asm.run(parser.parse_args(["haxpy", "--sass"]))
-        self.assertEqual(rc, 4)
-        self.assertIn("cuobjdump not found", err.getvalue())
+        self.assertEqual(rc, 5)     # a missing optional tool, with how to get it
+        self.assertIn("cuobjdump was not found", err.getvalue())
+        self.assertIn("pip install nvidia-cuda-cuobjdump", err.getvalue())
         self.assertIn("--ptx", err.getvalue())
 
     def test_unknown_exercise(self):

@@ -78,7 +78,9 @@ class ScoreCommand(unittest.TestCase):
             argv = (*argv, "--policy", str(self.dir / "defaults.ini"))
         args = parser.parse_args([*names, *argv])
         out = io.StringIO()
+        # compute-sanitizer "found": the stand-in bwgrade plays its part too.
         with mock.patch.object(cmd_score, "prepare", return_value=(names, "student", plan)), \
+                mock.patch.object(cmd_score.optional_tools, "sanitizer_on", return_value=True), \
                 mock.patch.dict("os.environ", {"LOG": str(self.log), "BWLAB_SEED": "12345"}), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = cmd_score.run(args)

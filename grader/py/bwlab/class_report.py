@@ -263,13 +263,27 @@ def load(grades_dir: Path) -> tuple[list[dict], dict]:
     """The records and manifest of a grading run's folder. Raises ValueError
     (no manifest, an unreadable record) or OSError."""
     grades_dir = Path(grades_dir)
+    if not grades_dir.is_dir():
+        raise ValueError(f"{grades_dir}: not a folder (give run.py grade's --out folder)")
+    where = grades_dir / gradebook.MANIFEST
     try:
         manifest = gradebook.load_manifest(grades_dir)
     except FileNotFoundError:
         raise ValueError(f"{grades_dir}: no {gradebook.MANIFEST} (is it run.py grade's --out folder?)") from None
+    except (OSError, ValueError) as e:
+        # Every message names the file: a corrupt one is otherwise a riddle.
+        raise ValueError(f"{where}: not readable JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("kind") != "bwlab-grade-run":
+        raise ValueError(f"{where}: not written by run.py grade")
     records = []
     for sid in manifest.get("ids") or []:
         path = gradebook.record_path(grades_dir, sid)
         if path.is_file():
-            records.append(gradebook.load_record(path))
+            try:
+                records.append(gradebook.load_record(path))
+            except OSError as e:
+                raise ValueError(f"{path}: cannot read it ({e.strerror or e})") from None
+            except ValueError as e:
+                raise ValueError(str(e) if str(e).startswith(str(path)) else
+                                 f"{path}: not readable JSON ({e})") from None
     return records, manifest

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import textwrap
 from types import ModuleType
 
 from . import EXIT_USAGE, console
@@ -35,6 +36,29 @@ bwlab: memory-bandwidth exercises in CUDA, graded on your GPU.
   python3 run.py test          build and grade every exercise in exercises/
   python3 run.py selftest      run the kit's own tests
 """
+
+
+EXIT_CODES = ("exit codes: 0 all passed; 1 something failed (a compile error counts); 2 bad "
+              "command line or unusable submission; 3 nothing could run (no CUDA device); 4 the "
+              "kit did not build; 5 a tool this command needs is missing (cuobjdump, ncu, "
+              "compute-sanitizer, matplotlib): the message says how to get it")
+
+
+class UsageError(Exception):
+    """A bad command line; str() is the one line to print."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line (no usage block) and
+    main() returns 2 instead of argparse's sys.exit."""
+
+    def error(self, message: str):
+        if message.startswith("argument "):
+            message = message[len("argument "):]
+        # A value checked by user_values already says what is accepted.
+        if not any(word in message for word in ("is not", "has an empty", "choose from")):
+            message += f" (see python3 {self.prog} --help)"
+        raise UsageError(message)
 
 
 def unavailable_message(name: str) -> str:
@@ -63,10 +87,11 @@ def _unavailable(name: str):
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The full parser. Only the selected command's module is imported; with
     none selected (help), every module is tried, for its help line."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="run.py", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Run `python3 run.py COMMAND --help` for a command's options.")
+        epilog=("Run `python3 run.py COMMAND --help` for a command's options.\n\n"
+                + textwrap.fill(EXIT_CODES, 79)))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, fallback) in COMMANDS.items():
         mod: ModuleType | None = None
@@ -82,6 +107,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
             help_line = getattr(mod, "HELP", fallback)
             sp = sub.add_parser(name, help=help_line.replace("%", "%%"), description=help_line)
             mod.add_arguments(sp)
+            if not sp.epilog:
+                sp.epilog = EXIT_CODES
             sp.set_defaults(_run=mod.run)
         else:
             help_line = fallback if not tried else f"{fallback} (not available in this copy)"
@@ -100,9 +127,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     # Unknown options are tolerated only by the stand-in of a missing command.
-    args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, "_missing", False):
-        parser.error("unrecognized arguments: " + " ".join(extra))
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, "_missing", False):
+            sub = getattr(args, "command", None)
+            prog = f"run.py {sub}" if sub else "run.py"
+            Parser(prog=prog).error("unrecognized arguments: " + " ".join(extra))
+    except UsageError as e:
+        console.error(str(e))
+        return EXIT_USAGE
     if not getattr(args, "_run", None):
         parser.print_help()
         return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, repo_root
 from . import exercises as exmod
-from . import sass
+from . import optional_tools, sass
 from .console import error, say
 
 HELP = "show the SASS (or PTX) of your kernels and whether loads and stores are vectorized"
@@ -349,10 +349,9 @@ def _run(args: argparse.Namespace) -> int:
         disasm = disassembler()
         if disasm is None:
             if args.sass:
-                error("cuobjdump not found (nor nvdisasm): SASS needs one of them; they come with "
-                      "the CUDA toolkit (add its bin folder to PATH). `run.py asm "
-                      f"{ex} --ptx` works with nvcc alone.")
-                return EXIT_KIT
+                return optional_tools.refuse(optional_tools.ToolMissing(
+                    "cuobjdump", "`run.py asm --sass` (or nvdisasm)",
+                    f"`run.py asm {ex} --ptx` works with nvcc alone"))
             say("note: cuobjdump and nvdisasm not found, so no SASS; showing PTX instead "
                 "(install the full CUDA toolkit for SASS)")
             want_ptx = True

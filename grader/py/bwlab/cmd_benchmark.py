@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, console
+from pathlib import Path
+
+from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, optional_tools, user_values
 from .cmd_test import (Stop, add_source_arguments, error_doc, looks_like_no_device, prepare,
-                       run_bwgrade, write_json)
+                       refuse_bad_seed_env, run_bwgrade, write_json)
 
 HELP = "measure bandwidth (GB/s and % of a device copy), optionally against library peers"
 
@@ -21,15 +23,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--peers", action="store_true",
                         help="also measure the library peers (cub, cuBLAS) of each exercise")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and samples")
-    parser.add_argument("--sizes", action="append", metavar="N,N,...",
-                        help="element counts to measure, comma-separated (default: bwgrade's list)")
-    parser.add_argument("--offsets", action="append", metavar="K,K,...",
-                        help="pointer offsets in elements, comma-separated")
+    add_size_arguments(parser, "bwgrade's list", "0")
     parser.add_argument("--json", metavar="FILE", help="write every measurement to FILE")
-    parser.add_argument("--plot", metavar="FILE", help="draw the results into FILE (needs matplotlib)")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="draw the results into FILE, .png, .svg or .pdf (needs matplotlib)")
     parser.add_argument("--no-why", action="store_true",
                         help="below 80%% of the copy, do not look for the cause (it compiles the "
                              "file and runs one call under ncu)")
+
+
+def add_size_arguments(parser: argparse.ArgumentParser, sizes_default: str,
+                       offsets_default: str) -> None:
+    """--sizes and --offsets, checked as bwgrade checks them (shared with crosscheck)."""
+    parser.add_argument("--sizes", action="append", metavar="N,N,...", type=user_values.SIZES,
+                        help="element counts, comma-separated: N, 2^P, 2^P+K or 2^P-K, from 1 to "
+                             f"2^31-1 (default: {sizes_default})")
+    parser.add_argument("--offsets", action="append", metavar="K,K,...", type=user_values.OFFSETS,
+                        help=f"pointer offsets in elements, 0 to {user_values.MAX_OFFSET}, "
+                             f"comma-separated (default: {offsets_default})")
+
+
+def refuse_bad_plot(args: argparse.Namespace) -> None:
+    """--plot's file type, and matplotlib, before a long run. Raises Stop."""
+    if not args.plot:
+        return
+    try:
+        suffixes = importlib.import_module("bwlab.plot").SUFFIXES
+    except ModuleNotFoundError as e:
+        if e.name == "bwlab.plot":
+            return      # plot() says plotting is not in this copy
+        raise
+    if Path(args.plot).suffix.lower() not in suffixes:
+        console.error(f"--plot: '{args.plot}' is not a file name ending in {', '.join(suffixes)}")
+        raise Stop(EXIT_USAGE)
+    if not optional_tools.has_matplotlib():
+        raise Stop(optional_tools.refuse(optional_tools.ToolMissing(
+            "matplotlib", "`run.py benchmark --plot`", "without --plot the tables need nothing")))
 
 
 def _joined(values: list[str] | None) -> str | None:
@@ -162,7 +191,9 @@ def plot(docs: list[dict], path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        chosen, variant, plan = prepare(args, peers=args.peers)
+        refuse_bad_seed_env(args)
+        chosen, variant, plan = prepare(args, peers=args.peers,
+                                        before_build=lambda: refuse_bad_plot(args))
     except Stop as s:
         return s.code
 
@@ -192,6 +223,9 @@ def run(args: argparse.Namespace) -> int:
                 worst = EXIT_NO_DEVICE
                 results[ex][w.label] = doc or error_doc(ex, "not_run", "bwgrade could not run (exit 3)")
                 continue
+            if doc is None and rc == EXIT_USAGE:
+                # bwgrade's one line says which value; the others would say the same.
+                return EXIT_USAGE
             if doc is None:
                 doc = error_doc(ex, "error", f"bwgrade exited with code {rc} and wrote no report")
             else:

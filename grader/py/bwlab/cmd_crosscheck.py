@@ -20,9 +20,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, console, crosscheck, ncu
-from .cmd_benchmark import bench_extra_args
-from .cmd_test import Stop, add_source_arguments, prepare, read_json, write_json
+from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, console, crosscheck, ncu, optional_tools, user_values
+from .cmd_benchmark import add_size_arguments, bench_extra_args
+from .cmd_test import Stop, add_source_arguments, prepare, read_json, refuse_bad_seed_env, write_json
 
 HELP = "check every benchmark figure against Nsight Compute's duration of the same call"
 
@@ -35,13 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--peers", action="store_true",
                         help="also check the library peers (cub, cuBLAS) of each exercise")
-    parser.add_argument("--sizes", action="append", metavar="N,N,...",
-                        help=f"element counts (default {DEFAULT_SIZES}: 2^26+5 and 2^28-1)")
-    parser.add_argument("--offsets", action="append", metavar="K,K,...",
-                        help=f"pointer offsets in elements (default {DEFAULT_OFFSETS})")
-    parser.add_argument("--calls", type=int, default=crosscheck.CALLS, metavar="K",
-                        help=f"calls profiled per row; ncu's figure is their median "
-                             f"(default {crosscheck.CALLS})")
+    add_size_arguments(parser, f"{DEFAULT_SIZES}: 2^26+5 and 2^28-1", DEFAULT_OFFSETS)
+    parser.add_argument("--calls", type=user_values.PROFILE_CALLS, default=crosscheck.CALLS,
+                        metavar="K",
+                        help=f"calls profiled per row, 1 to {user_values.MAX_PROFILE_CALLS}; ncu's "
+                             f"figure is their median (default {crosscheck.CALLS})")
     parser.add_argument("--json", metavar="FILE", help="write every row to FILE")
 
 
@@ -114,19 +112,22 @@ def row_doc(r: crosscheck.Row) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        refuse_bad_seed_env(args)
+    except Stop as s:
+        return s.code
     ncu_path = ncu.find_ncu()
-    if not ncu_path:
-        console.error(ncu.NOT_FOUND_MESSAGE)
-        return EXIT_NO_DEVICE
+
+    def need_ncu() -> None:
+        if not ncu_path:
+            raise Stop(optional_tools.refuse(optional_tools.ToolMissing("ncu", "`run.py crosscheck`")))
+
     if not args.sizes:
         args.sizes = [DEFAULT_SIZES]
     if not args.offsets:
         args.offsets = [DEFAULT_OFFSETS]
-    if args.calls < 1:
-        console.error("--calls must be at least 1")
-        return EXIT_FAIL
     try:
-        chosen, variant, plan = prepare(args, peers=args.peers)
+        chosen, variant, plan = prepare(args, peers=args.peers, before_build=need_ncu)
     except Stop as s:
         return s.code
     if plan.bwgrade is None:

@@ -21,6 +21,7 @@ touches. Exit codes:
        a submission path that does not exist, two submissions with one id
     3  no CUDA device: nothing was graded
     4  the kit's grader itself could not be built
+    5  the policy runs memcheck and compute-sanitizer is not there
 
 This module is the command line; the work is done by seeds.py (the secret
 seed), submission_ids.py (ids and shards), grade_runner.py (building and
@@ -40,7 +41,7 @@ from pathlib import Path
 
 from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __version__,
                console, exercises, repo_root)
-from . import gradebook, sandbox, scoring, vet
+from . import gradebook, optional_tools, sandbox, scoring, user_values, vet
 from .build import KitError
 from .child_run import kill_all_children
 from .grade_batch import LaneTimes, NoDevice, Options, child_env, grade_batch
@@ -56,13 +57,14 @@ HELP = "grade submissions (instructors): hidden cases, scoring policy, gradebook
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("exit codes: 0 every submission graded; 1 graded, but some submission has a PROBLEM "
                      "to look at; 2 usage (including: no secret seed without --public); 3 no CUDA device; "
-                     "4 the grader did not build. Details: docs/INSTRUCTORS.md")
+                     "4 the grader did not build; 5 the policy runs memcheck and compute-sanitizer is missing "
+                     "(set memcheck = none to grade without it). Details: docs/INSTRUCTORS.md")
     parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
                         help="a directory, .tar.gz or .zip per student, holding exercises/NAME/NAME.cu "
                              "(id = the name without its extension)")
     parser.add_argument("--out", default="grades", metavar="DIR",
                         help="where the results go (default: grades/)")
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+    parser.add_argument("--jobs", type=user_values.POSITIVE, default=None, metavar="N",
                         help="submissions built at the same time (default: 2, or one per GPU if more)")
     parser.add_argument("--gpus", metavar="LIST",
                         help="grade in parallel, one submission per GPU: e.g. 0,1,2,3 "
@@ -78,13 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"the secret seed (default: ${SECRET_ENV}, else {DEFAULT_SEED_FILE})")
     seed.add_argument("--public", action="store_true",
                       help="grade on the public seed and the public cases only (what students see)")
-    parser.add_argument("--build-timeout", type=float, metavar="S",
+    parser.add_argument("--build-timeout", type=user_values.SECONDS, metavar="S",
                         help="seconds for each build step (default: the policy's [limits])")
-    parser.add_argument("--test-timeout", type=float, metavar="S",
+    parser.add_argument("--test-timeout", type=user_values.SECONDS, metavar="S",
                         help="seconds for one exercise's bwgrade test run")
-    parser.add_argument("--bench-timeout", type=float, metavar="S",
+    parser.add_argument("--bench-timeout", type=user_values.SECONDS, metavar="S",
                         help="seconds for one exercise's bwgrade bench run")
-    parser.add_argument("--memcheck-timeout", type=float, metavar="S",
+    parser.add_argument("--memcheck-timeout", type=user_values.SECONDS, metavar="S",
                         help="seconds for one exercise's memcheck run (the policy's memcheck groups)")
     parser.add_argument("--bwgrade", metavar="PATH",
                         help="use this bwgrade instead of building one from the kit")
@@ -216,6 +218,17 @@ def wall_line(t: LaneTimes, grader: GraderBuild, lanes: int) -> str:
             f"{100 * share:.0f}% of the wall")
 
 
+def sanitizer_found(runner) -> bool:
+    """compute-sanitizer where the workers' bwgrade looks (its PATH). A
+    stand-in runner (the tests') answers with its sanitizer_missing(env), and
+    one without it runs no real bwgrade, so needs none."""
+    env = child_env(None)
+    if runner is None:
+        return optional_tools.sanitizer_on(env.get("PATH"))
+    own = getattr(runner, "sanitizer_missing", None)
+    return own is None or own(env) is None
+
+
 def run(args: argparse.Namespace, runner=None) -> int:
     root = repo_root()
     try:
@@ -247,24 +260,26 @@ def run(args: argparse.Namespace, runner=None) -> int:
         console.error(str(e))
         return EXIT_USAGE
     lanes: list[str | None] = [None]
-    if args.gpus:
-        lanes = [g.strip() for g in args.gpus.split(",") if g.strip()]
-        if not lanes or any(not re.fullmatch(r"[0-9]+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+", g)
-                            for g in lanes) or len(set(lanes)) != len(lanes):
-            console.error(f"--gpus {args.gpus}: give distinct GPU indices (or UUIDs), like 0,1,2,3")
+    if args.gpus is not None:
+        # An empty item (--gpus "" or 0,,1) is refused, not dropped: it is a typo.
+        lanes = [g.strip() for g in args.gpus.split(",")]
+        if any(not re.fullmatch(r"[0-9]+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+", g)
+               for g in lanes) or len(set(lanes)) != len(lanes):
+            console.error(f"--gpus: '{args.gpus}' is not a list of distinct GPU indices or UUIDs "
+                          "(like 0,1,2,3)")
             return EXIT_USAGE
     jobs = args.jobs if args.jobs is not None else max(2, len(lanes))
-    if jobs < 1:
-        console.error("--jobs must be at least 1")
-        return EXIT_USAGE
     limits = dict(policy.limits)
     for key in ("build_timeout", "test_timeout", "bench_timeout", "memcheck_timeout"):
         v = getattr(args, key)
         if v is not None:
-            if v <= 0:
-                console.error(f"--{key.replace('_', '-')} must be above 0")
-                return EXIT_USAGE
             limits[key] = v
+    memcheck_in = [ex for ex in names if policy.for_exercise(ex).memcheck]
+    if memcheck_in and not sanitizer_found(runner):
+        # Before anything is written or built: the batch could not grade anyone.
+        return optional_tools.refuse(optional_tools.ToolMissing(
+            "compute-sanitizer", f"the policy's memcheck ({', '.join(memcheck_in)})",
+            "or set memcheck = none in the policy to grade without it"))
 
     chosen = shard_select(list(todo_all), shard)
     todo = {sid: todo_all[sid] for sid in chosen}
@@ -321,13 +336,6 @@ def run(args: argparse.Namespace, runner=None) -> int:
         if runner is None:
             runner = KitRunner(root, workdir, names, build_jobs=max(1, (os.cpu_count() or 2) // jobs),
                                bwgrade=Path(args.bwgrade) if args.bwgrade else None)
-        memcheck_in = [ex for ex in names if policy.for_exercise(ex).memcheck]
-        missing = runner.sanitizer_missing(child_env(None)) \
-            if memcheck_in and hasattr(runner, "sanitizer_missing") else None
-        if missing:
-            console.error(f"the policy runs memcheck ({', '.join(memcheck_in)}), but {missing}; "
-                          "install it, or set memcheck = none in the policy to grade without it")
-            return EXIT_USAGE
         runner.sandbox_args = tuple(box.bwgrade_args())
         grader = GraderBuild(runner, limits["build_timeout"] * 2)
         gradebook.write_manifest(out_dir, manifest)

@@ -38,7 +38,7 @@ def read_folder(folder: Path) -> tuple[dict, list[dict]]:
         manifest = gradebook.load_manifest(folder)
     except (OSError, ValueError) as e:
         raise MergeError(f"{folder}: no readable {gradebook.MANIFEST} ({e})") from None
-    if manifest.get("kind") != "bwlab-grade-run":
+    if not isinstance(manifest, dict) or manifest.get("kind") != "bwlab-grade-run":
         raise MergeError(f"{folder}/{gradebook.MANIFEST}: not written by run.py grade")
     records = []
     for sid in manifest.get("ids", []):

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, repo_root
-from . import ncu
+from . import ncu, optional_tools, user_values
 
 HELP = "profile one call of an exercise with Nsight Compute (ncu) and show the course's table"
 
@@ -32,11 +32,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="profile the kit's reference solution instead of your file")
     src.add_argument("--submission", metavar="DIR|ARCHIVE",
                      help="profile the file from a submission (folder, .tar.gz or .zip)")
-    p.add_argument("--n", type=int, default=DEFAULT_N,
-                   help=f"elements in the profiled call (default {DEFAULT_N:,} = 2^28 - 1)")
-    p.add_argument("--offset", type=int, default=None, metavar="K",
-                   help="pointer offset in elements (default: bwgrade's, 0)")
-    p.add_argument("--seed", type=int, default=None, help="input seed passed to bwgrade")
+    p.add_argument("--n", type=user_values.SIZE, default=DEFAULT_N,
+                   help=f"elements in the profiled call: N, 2^P, 2^P+K or 2^P-K, from 1 to 2^31-1 "
+                        f"(default {DEFAULT_N:,} = 2^28 - 1)")
+    p.add_argument("--offset", type=user_values.OFFSET, default=None, metavar="K",
+                   help=f"pointer offset in elements, 0 to {user_values.MAX_OFFSET} (default 0)")
+    p.add_argument("--seed", type=user_values.SEED, default=None,
+                   help="input seed passed to bwgrade, a non-negative integer (default: $BWLAB_SEED, "
+                        "else the public seed)")
     p.add_argument("--clock-control", choices=["base", "none"], default="base",
                    help="ncu's clock setting: base (ncu's default: clocks locked to base, "
                         "repeatable) or none (the GPU boosts as in a benchmark)")
@@ -209,21 +212,22 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as e:
         console.error(f"cannot read the exercise table: {e}")
         return EXIT_KIT
-    if args.n < 1 or args.n > (1 << 31) - 1:
-        console.error(f"--n {args.n}: must be between 1 and 2^31 - 1")
-        return EXIT_USAGE
-
-    ncu_path = ncu.find_ncu()
-    if not ncu_path:
-        console.error(ncu.NOT_FOUND_MESSAGE)
-        return EXIT_NO_DEVICE
-
     # Build as run.py test does (shared code: the same build tree and messages).
-    from .cmd_test import Stop, prepare
+    from .cmd_test import Stop, prepare, refuse_bad_seed_env
+    try:
+        refuse_bad_seed_env(args)
+    except Stop as s:
+        return s.code
+    ncu_path = ncu.find_ncu()
+
+    def need_ncu() -> None:
+        if not ncu_path:
+            raise Stop(optional_tools.refuse(optional_tools.ToolMissing("ncu", "`run.py profile`")))
+
     build_args = argparse.Namespace(exercise=[ex.name], solutions=args.solutions,
                                     submission=args.submission, verbose=args.verbose)
     try:
-        _chosen, _variant, plan = prepare(build_args)
+        _chosen, _variant, plan = prepare(build_args, before_build=need_ncu)
     except Stop as s:
         return s.code
     workers = [w for w in plan.for_exercise(ex.name)]

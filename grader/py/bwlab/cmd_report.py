@@ -4,7 +4,8 @@
 
 GRADES_DIR is run.py grade's --out folder (or run.py merge's). The page
 (class_report.py) is self-contained: inline SVG charts, no script, nothing
-fetched. Exit codes: 0 written, 2 usage (not a grading folder).
+fetched. Exit codes: 0 written, 2 usage (not a grading folder, or a file in
+it that is not readable JSON: the message names the file).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ HELP = "write the class report of a grading run (instructors): one HTML file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("exit codes: 0 written; 2 usage (not a grading folder, or a file in it that is "
+                     "not readable JSON: the message names it)")
     parser.add_argument("grades", metavar="GRADES_DIR", help="run.py grade's (or merge's) output folder")
     parser.add_argument("--out", metavar="FILE", help="where to write it (default: GRADES_DIR/report.html)")
 

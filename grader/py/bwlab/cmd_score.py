@@ -13,7 +13,8 @@ instructor's files), else handout/policy.ini (what `run.py handout` packs for
 the students), else the built-in defaults.
 
 Exit codes: 0 scored (whatever the points), 1 something could not be run,
-2 usage, 3 no CUDA device, 4 the kit did not build.
+2 usage, 3 no CUDA device, 4 the kit did not build, 5 the policy runs memcheck
+and compute-sanitizer is missing.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, gradebook, repo_root, scoring
+from . import (EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, gradebook,
+               optional_tools, repo_root, scoring)
 from .cmd_test import Stop, add_source_arguments, prepare, write_json
 from .grade_batch import NoDevice, Options, child_env, empty_result, run_exercise
 from .grade_runner import KitRunner
@@ -43,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "else the built-in defaults)")
     parser.add_argument("--json", metavar="FILE",
                         help="also write every exercise's result and score to FILE")
-    parser.epilog = ("the policy: --policy FILE, else grader/instructor/policy.ini, else "
-                     "handout/policy.ini, else the built-in defaults (as run.py grade). Exit codes: 0 scored; 1 "
-                     "something could not be run; 2 usage; 3 no CUDA device; 4 the kit did not build")
+    parser.epilog = ("exit codes: 0 scored; 1 something could not be run; 2 usage; 3 no CUDA "
+                     "device; 4 the kit did not build; 5 the policy runs memcheck and "
+                     "compute-sanitizer is missing (the message says how to get it)")
 
 
 def result_for(worker, ex: str) -> dict:
@@ -94,6 +96,16 @@ def run(args: argparse.Namespace) -> int:
     except scoring.PolicyError as e:
         console.error(str(e))
         return EXIT_USAGE
+    try:
+        names = [e.name for e in exercises.select(args.exercise, root)]
+    except (exercises.UnknownExercise, OSError):
+        names = []      # prepare() says what is wrong with them
+    memcheck_in = [ex for ex in names if policy.for_exercise(ex).memcheck]
+    if memcheck_in and not optional_tools.sanitizer_on(child_env(None).get("PATH")):
+        # grade runs the policy's memcheck too: an estimate without it would mislead.
+        return optional_tools.refuse(optional_tools.ToolMissing(
+            "compute-sanitizer", f"the policy's memcheck ({', '.join(memcheck_in)})",
+            "or score with a policy that says memcheck = none: --policy FILE"))
     try:
         chosen, _variant, plan = prepare(args)
     except Stop as s:

@@ -25,7 +25,8 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from . import EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, build, console, exercises, repo_root
+from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, build, console, exercises,
+               optional_tools, repo_root, user_values)
 from .submission import Submission, SubmissionError
 from . import submission as submission_mod
 
@@ -67,8 +68,20 @@ class Stop(Exception):
         self.code = code
 
 
-def prepare(args: argparse.Namespace, peers: bool = False) -> tuple[list[str], str, build.Plan]:
-    """Resolve the exercises, read a submission, build. Raises Stop on errors."""
+def refuse_bad_seed_env(args: argparse.Namespace) -> None:
+    """bwgrade reads $BWLAB_SEED when no --seed is given: a bad one is
+    refused here, once, rather than by every bwgrade run. Raises Stop."""
+    if getattr(args, "seed", None) is None:
+        problem = user_values.seed_env_problem()
+        if problem:
+            console.error(problem)
+            raise Stop(EXIT_USAGE)
+
+
+def prepare(args: argparse.Namespace, peers: bool = False,
+            before_build: Callable[[], None] | None = None) -> tuple[list[str], str, build.Plan]:
+    """Resolve the exercises, read a submission, then before_build() (a
+    command's check for a tool it needs), build. Raises Stop on errors."""
     root = repo_root()
     try:
         chosen = [e.name for e in exercises.select(args.exercise, root)]
@@ -90,9 +103,16 @@ def prepare(args: argparse.Namespace, peers: bool = False) -> tuple[list[str], s
         except SubmissionError as e:
             console.error(f"submission {args.submission}: {e}")
             raise Stop(EXIT_USAGE) from None
+        if not any(ex in sub.files for ex in chosen):
+            wanted = ", ".join(f"exercises/{ex}/{ex}.cu" for ex in chosen)
+            console.error(f"submission {args.submission}: none of {wanted} is in it (also looked "
+                          "for NAME/NAME.cu and NAME.cu, and inside one wrapping folder)")
+            raise Stop(EXIT_USAGE)
         for ex in chosen:
             where = sub.found_at.get(ex)
             console.say(f"submission: {ex}: " + (f"taken from {where}" if where else sub.missing[ex]))
+    if before_build is not None:
+        before_build()
     try:
         plan = build.prepare(chosen, variant, sub, peers=peers, verbose=args.verbose,
                              root=root, all_names=all_names)
@@ -114,14 +134,15 @@ def _to_stdout(line: str) -> None:
 
 
 def stream(cmd: list[str], tail_lines: int = 40,
-           out: Callable[[str], None] = _to_stdout) -> tuple[int, list[str]]:
+           out: Callable[[str], None] = _to_stdout,
+           env: dict[str, str] | None = None) -> tuple[int, list[str]]:
     """Run cmd, handing its output to out (our stdout) line by line as it
     comes; return the exit code and the last lines."""
     tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
     sys.stdout.flush()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", bufsize=1)
+                                text=True, errors="replace", bufsize=1, env=env)
     except OSError as e:
         msg = f"cannot start {cmd[0]}: {e.strerror or e}"
         out(msg + "\n")
@@ -156,7 +177,8 @@ def run_bwgrade(bwgrade: Path, mode: str, exercise: str, worker: Path,
     with tempfile.TemporaryDirectory(prefix="bwlab-") as tmp:
         report = Path(tmp) / "report.json"
         cmd = [str(bwgrade), mode, exercise, "--worker", str(worker), *extra, "--json", str(report)]
-        rc, tail = stream(cmd, out=out)
+        # CUDA's bin folder on PATH as for the build: compute-sanitizer is there.
+        rc, tail = stream(cmd, out=out, env=build.tool_env())
         return rc, read_json(report), tail
 
 
@@ -256,7 +278,7 @@ class ExerciseRun(threading.Thread):
         self.bwgrade, self.ex, self.worker, self.args, self.lock = bwgrade, ex, worker, args, lock
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.doc: dict = {}
-        self.no_device = self.could_not_run = False
+        self.no_device = self.could_not_run = self.refused = False
 
     def run(self) -> None:
         try:
@@ -280,9 +302,14 @@ class ExerciseRun(threading.Thread):
                 runs.append((tool, doc))
                 break
             if doc is None:
-                why = ("bwgrade refused the command line (exit 2)" if rc == EXIT_USAGE
+                # bwgrade's line says which value (a --case beyond the table).
+                self.refused = rc == EXIT_USAGE
+                why = ("bwgrade refused the command line (exit 2)" if self.refused
                        else f"bwgrade exited with code {rc} and wrote no report")
                 doc = error_doc(self.ex, "error", why)
+                if self.refused:    # the next tool would be refused the same way
+                    runs.append((tool, doc))
+                    break
             runs.append((tool, doc))
         self.doc = combine_sanitizer_runs(runs)
 
@@ -297,9 +324,11 @@ class ExerciseRun(threading.Thread):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
-    parser.add_argument("--seed", type=int, metavar="S",
-                        help="case seed (default: $BWLAB_SEED, else the public seed)")
-    parser.add_argument("--case", type=int, metavar="K", help="run only case K (see bwgrade cases)")
+    parser.add_argument("--seed", type=user_values.SEED, metavar="S",
+                        help="case seed, a non-negative integer (default: $BWLAB_SEED, else the "
+                             "public seed)")
+    parser.add_argument("--case", type=user_values.CASE, metavar="K",
+                        help="run only case K, from 0 (the report names each failing case's index)")
     parser.add_argument("--all", action="store_true",
                         help="run every case; by default a failing exercise stops once its "
                              "diagnosis is clear (after a hang, or after the first group "
@@ -312,9 +341,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="write every exercise's report to FILE")
 
 
+def refuse_missing_sanitizer(args: argparse.Namespace) -> None:
+    """--sanitize needs compute-sanitizer where bwgrade looks (PATH, with
+    CUDA's bin folder added as for the build). Raises Stop."""
+    if args.sanitize and not optional_tools.sanitizer_on(build.tool_env().get("PATH")):
+        flag = "--sanitize" if args.sanitize == "all" else f"--sanitizer {args.sanitize}"
+        raise Stop(optional_tools.refuse(optional_tools.ToolMissing(
+            "compute-sanitizer", f"`run.py test {flag}`")))
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        chosen, variant, plan = prepare(args)
+        refuse_bad_seed_env(args)
+        chosen, variant, plan = prepare(args, before_build=lambda: refuse_missing_sanitizer(args))
     except Stop as s:
         return s.code
 
@@ -328,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
 
     results: dict[str, dict] = {}
     no_device = False
-    could_not_run = False
+    could_not_run = refused = False
     for ex in chosen:
         w = plan.for_exercise(ex)[0]
         console.heading(f"{ex} ({w.label})")
@@ -343,6 +382,7 @@ def run(args: argparse.Namespace) -> int:
         results[ex] = r.doc
         no_device = no_device or r.no_device
         could_not_run = could_not_run or r.could_not_run
+        refused = refused or r.refused
 
     console.say("")
     built_all = all(w.ok for w in plan.workers)
@@ -358,6 +398,8 @@ def run(args: argparse.Namespace) -> int:
                                "no_device": no_device, "exercises": results})
         console.say(f"wrote {args.json}")
 
+    if refused:
+        return EXIT_USAGE
     if no_device or could_not_run:
         return EXIT_NO_DEVICE
     return EXIT_OK if all(d.get("status") == "pass" for d in results.values()) else EXIT_FAIL

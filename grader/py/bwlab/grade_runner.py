@@ -283,13 +283,6 @@ class KitRunner:
             extra += ["--case-limit", f"{case_limit:g}"]
         return self._test(exercise, worker, seed, env, timeout, json_path, extra)
 
-    def sanitizer_missing(self, env: dict[str, str]) -> str | None:
-        """Why memcheck cannot run with this environment, or None."""
-        if shutil.which("compute-sanitizer", path=env.get("PATH")):
-            return None
-        return ("compute-sanitizer was not found on PATH (it comes with the CUDA toolkit, "
-                "next to nvcc)")
-
     def _test(self, exercise: str, worker: Path, seed: Seed, env: dict[str, str],
               timeout: float, json_path: Path, extra: list[str]) -> Outcome:
         args = ["test", exercise, "--worker", str(worker), "--quiet", *extra]

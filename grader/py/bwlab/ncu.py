@@ -90,7 +90,6 @@ LAUNCH_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name"
 
 NCU_TIMEOUT = 900          # seconds for one profiling run
 
-NOT_FOUND_MESSAGE = "ncu not found: install Nsight Compute or add it to PATH"
 PERMISSION_MESSAGE = (
     "ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM).\n"
     "By default the NVIDIA driver lets only administrators profile. Either:\n"
