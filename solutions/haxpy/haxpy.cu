@@ -357,15 +357,17 @@ haxpy_staged_kernel(long long n, int head, long long n_vec, float alpha,
 }
 
 // Bulk copies need sm_90 or newer. The staged kernel is launched only if the
-// binary loaded for this GPU was built for such an architecture; otherwise
-// the register kernel runs. A process drives one GPU, so ask once.
+// code loaded for this GPU was compiled for such an architecture; otherwise
+// the register kernel runs. The PTX version is what __CUDA_ARCH__ was: code
+// built for compute_80 and compiled by the driver for an H100 has binary
+// version 90 but the __trap() body. A process drives one GPU, so ask once.
 bool has_bulk_copies()
 {
     static int answer = -1;
     if (answer < 0) {
         cudaFuncAttributes attr;
         const cudaError_t err = cudaFuncGetAttributes(&attr, haxpy_staged_kernel);
-        answer = err == cudaSuccess && attr.binaryVersion >= 90;
+        answer = err == cudaSuccess && attr.ptxVersion >= 90;
         if (err != cudaSuccess)
             (void)cudaGetLastError();   // no image for this GPU: not an error here
     }

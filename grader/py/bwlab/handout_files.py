@@ -51,6 +51,7 @@ DENY = (
     "tests/python/test_e2e_grade_gpu.py",
     "tests/python/test_class_report.py",
     "tests/python/test_slurm_array.py",
+    "tests/python/test_arch_matrix.py",   # builds solutions/ with tests/arch_matrix.py (not shipped)
     "tests/slurm/",
     "tests/data/grades_h100/",
     # Working kernels, or the solutions' code in other forms: a student would
