@@ -29,6 +29,14 @@
 //                       fastest, 2 by 1.5-3.6% less: docs/BENCHMARKS.md).
 //                       Bulk copies need sm_90: on older GPUs 1 and 2 run
 //                       the register kernel.
+//   BW_STAGED_BELOW_MHZ where BW_STAGING is 1 or 2, the staged kernel runs
+//                       only on GPUs with bulk copies whose memory clock
+//                       (cudaDevAttrMemoryClockRate) is below this; faster
+//                       memory runs the register kernel               [3000]
+//                       (measured: H100, HBM3 at 2,619 MHz, staged ahead by
+//                       0.35%; H200, HBM3e at 3,201 MHz, register ahead by
+//                       1.5-3.6%: docs/BENCHMARKS.md). 0: the register
+//                       kernel everywhere; 100000: staged wherever it can.
 //   BW_STAGE_ELEMS      with 1 or 2: elements per block's tile, a multiple
 //                       of 8 (768 and 3072 measured slower)           [1536]
 //   BW_STAGE_BLOCK      with 1 or 2: threads per block                   [256]
@@ -72,6 +80,9 @@
 #endif
 #ifndef BW_STAGE_ELEMS
 #define BW_STAGE_ELEMS 1536
+#endif
+#ifndef BW_STAGED_BELOW_MHZ
+#define BW_STAGED_BELOW_MHZ 3000
 #endif
 #ifndef BW_STAGE_BLOCK
 #define BW_STAGE_BLOCK 256
@@ -292,7 +303,7 @@ vector_sum_kernel(long long n, int head, long long n_vec,
 // H200 the register kernel is 1.5-3.6% faster. docs/BENCHMARKS.md has the
 // figures; a profile of both kernels on both GPUs would be the next step.
 // Bulk copies exist from sm_90 on; the host launches this kernel only where
-// it was compiled for such a GPU (has_bulk_copies below).
+// it was compiled for such a GPU (use_staged_kernel below).
 constexpr int kStageVecs = BW_STAGE_ELEMS / kElemsPerVec;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
@@ -356,7 +367,7 @@ vector_sum_staged_kernel(long long n, int head, long long n_vec,
     if (blockIdx.x == 0)
         head_and_tail(n, head, n_vec, a, b, c);
 #else
-    __trap();   // never launched: see has_bulk_copies
+    __trap();   // never launched: see use_staged_kernel
 #endif
 }
 
@@ -364,16 +375,24 @@ vector_sum_staged_kernel(long long n, int head, long long n_vec,
 // code loaded for this GPU was compiled for such an architecture; otherwise
 // the register kernel runs. The PTX version is what __CUDA_ARCH__ was: code
 // built for compute_80 and compiled by the driver for an H100 has binary
-// version 90 but the __trap() body. A process drives one GPU, so ask once.
-bool has_bulk_copies()
+// version 90 but the __trap() body. Where it can run, the memory clock
+// decides (BW_STAGED_BELOW_MHZ): the staged kernel won on the H100's HBM3,
+// the register kernel on the H200's faster HBM3e. A process drives one GPU,
+// so ask once.
+bool use_staged_kernel()
 {
     static int answer = -1;
     if (answer < 0) {
         cudaFuncAttributes attr;
         const cudaError_t err = cudaFuncGetAttributes(&attr, vector_sum_staged_kernel);
-        answer = err == cudaSuccess && attr.ptxVersion >= 90;
-        if (err != cudaSuccess)
-            (void)cudaGetLastError();   // no image for this GPU: not an error here
+        int dev = 0, khz = 0;
+        const bool bulk = err == cudaSuccess && attr.ptxVersion >= 90;
+        const bool clock_known = cudaGetDevice(&dev) == cudaSuccess &&
+                                 cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) ==
+                                     cudaSuccess && khz > 0;
+        // An unknown clock keeps the kernel the H100 measured fastest.
+        answer = bulk && (!clock_known || khz / 1000 < BW_STAGED_BELOW_MHZ);
+        (void)cudaGetLastError();   // no image or attribute for this GPU: not an error here
     }
     return answer == 1;
 }
@@ -424,7 +443,7 @@ void vector_sum(int n, const nv_bfloat16* a, const nv_bfloat16* b, nv_bfloat16* 
     const long long n_vec = ((long long)n - head) / kElemsPerVec;
 
 #if BW_STAGING
-    if (has_bulk_copies()) {
+    if (use_staged_kernel()) {
         // One block per staged tile: at most 2^28 / 192 blocks.
         const long long tiles = (n_vec + kStageVecs - 1) / kStageVecs;
         vector_sum_staged_kernel<<<(unsigned int)(tiles > 0 ? tiles : 1), BW_STAGE_BLOCK>>>((long long)n, head, n_vec, a, b, c);
