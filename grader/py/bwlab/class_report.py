@@ -136,7 +136,10 @@ def events(records: list[dict], exercises: list[str]) -> dict[str, list[str]]:
             # not_run: every group it checks failed the plain test (no trouble)
             if (e.get("memcheck_state") or "ok") not in ("ok", "not_run"):
                 out.setdefault(f"memcheck {e['memcheck_state']}", []).append(tag)
-            outcomes = Counter(c.get("outcome") for c in (e.get("test") or {}).get("cases") or [])
+            test = e.get("test") or {}
+            # A record trimmed to some of its cases keeps the full counts.
+            outcomes = Counter(test.get("outcome_counts") or
+                               Counter(c.get("outcome") for c in test.get("cases") or []))
             for kind in ("crash", "timeout", "cuda_error"):
                 if outcomes.get(kind):
                     out.setdefault(f"cases that {'crashed' if kind == 'crash' else kind.replace('_', ' ')}",
