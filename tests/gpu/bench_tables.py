@@ -27,7 +27,9 @@ def table(ex: str, labels: dict) -> list[str]:
         cells += [f"{row['gbs'] / g:.2f}x" if g and row.get("gbs") else "-" for g in peer_gbs]
         out.append("| " + " | ".join(cells) + " |")
     c = sol["copy"]
-    out += ["", f"Same-run device-to-device copy: {fmt(c['gbs'])} GB/s ({fmt(c['pct_peak'])}% of the "
+    how = {"kernel": " (the kit's copy kernel, faster than cudaMemcpy here)",
+           "memcpy": " (cudaMemcpy)"}.get(c.get("method"), "")
+    out += ["", f"Same-run device-to-device copy{how}: {fmt(c['gbs'])} GB/s ({fmt(c['pct_peak'])}% of the "
                 f"{fmt(sol['device']['peak_gbs'])} GB/s datasheet "
                 f"peak), counting bytes read and written.", ""]
     return out
