@@ -50,10 +50,13 @@ DENY = (
     "tests/python/test_handout_pack.py",
     "tests/python/test_e2e_grade_gpu.py",
     "tests/python/test_class_report.py",
+    "tests/python/test_grades_data.py",      # reads tests/data/grades_h100 (not shipped)
+    "tests/python/test_verdicts_record.py",  # reads tests/data/verdicts (not shipped)
     "tests/python/test_slurm_array.py",
     "tests/python/test_arch_matrix.py",   # builds solutions/ with tests/arch_matrix.py (not shipped)
     "tests/slurm/",
     "tests/data/grades_h100/",
+    "tests/data/verdicts/",       # the record of today's verdicts, for the kit's redesign
     # Working kernels, or the solutions' code in other forms: a student would
     # get the answer (or the correctness points) for free.
     # (Corpus entries are decided by their expect.json: see corpus_zero_reason.)
