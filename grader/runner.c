@@ -10,34 +10,12 @@
 #include "run_dialogue.h"
 #include "bench_witness.h"
 #include "supervisor.h"
+#include "text_buf.h"
 
 #define OUTPUT_CAP 4096              /* student stdout+stderr kept per call */
 #define STARTUP_TIMEOUT_S 60.0       /* context creation, slower under a sanitizer */
 
-/* A growable string; out-of-memory leaves it short rather than failing. */
-typedef struct {
-    char *s;
-    size_t len, cap;
-} strbuf;
-
-static void sb_add(strbuf *b, const char *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            return;
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, p, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void sb_adds(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_adds(bw_text_buf *b, const char *s) { bw_text_add(b, s, strlen(s)); }
 
 struct bw_runner {
     const bw_exercise *ex;
@@ -45,7 +23,7 @@ struct bw_runner {
     bw_shm *shm;
     bw_worker *w;
     bw_reply hello;      /* from the latest worker started */
-    strbuf san_log;      /* sanitizer output gathered since the last take */
+    bw_text_buf san_log;      /* sanitizer output gathered since the last take */
     int san_carry;       /* a finding the last take ended in (sanitizer_log.h), or -1 */
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
     int owns_shm;        /* 0: borrowed from another runner (bw_runner_open_beside) */

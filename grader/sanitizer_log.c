@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sanitizer_log.h"
+#include "text_buf.h"
 
 #define MARK "========="
 #define MARK_LEN 9
 
 typedef struct {
-    char *s;
-    size_t len, cap;
+    bw_text_buf t;
     int cut;
 } text_buf;
 
@@ -25,24 +25,12 @@ static void tb_add(text_buf *b, const char *p, size_t n, size_t cap)
     if (b->cut)
         return;
     static const char cut_line[] = "[... sanitizer log cut]\n";
-    if (b->len + n > cap) {
+    if (b->t.len + n > cap) {
         b->cut = 1;
         p = cut_line;
         n = sizeof cut_line - 1;
     }
-    if (b->len + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->len + n + 1)
-            c *= 2;
-        char *s = realloc(b->s, c);
-        if (!s)
-            return;
-        b->s = s;
-        b->cap = c;
-    }
-    memcpy(b->s + b->len, p, n);
-    b->len += n;
-    b->s[b->len] = '\0';
+    bw_text_add(&b->t, p, n);
 }
 
 static int starts(const char *h, size_t len, const char *prefix)
@@ -201,8 +189,8 @@ void bw_sanitizer_sort(const char *log, size_t cap, int carry, bw_sanitizer_find
     }
     f->open_kind = b.open ? (int)b.kind : -1;
     close_block(&b, cap, f, &costly, &notes);
-    f->costly_text = costly.s;
-    f->note_text = notes.s;
+    f->costly_text = costly.t.s;
+    f->note_text = notes.t.s;
 }
 
 void bw_sanitizer_findings_free(bw_sanitizer_findings *f)
