@@ -43,6 +43,8 @@
 /* The baseline worker's samples of a row: enough for a steady median of
  * the spans; its calls do nothing, so they cost the kit's work alone. */
 #define CALIBRATION_SAMPLES 30
+/* The fewest samples a row's clock must see (bench_witness.h). */
+#define MIN_CLOCKED_SAMPLES 3
 
 typedef struct {
     int64_t n;
@@ -409,6 +411,21 @@ static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     }
     /* Under a profiler the spans mean nothing (its hooks delay launches). */
     if (o->profile_calls == 0) {
+        /* The worker must time as many samples as asked (with fewer than
+         * three there is no preparation to compare) ... */
+        if (row->clock_samples < MIN_CLOCKED_SAMPLES || !isfinite(row->prep_ms)) {
+            row->status = "timing_mismatch";
+            row->rule = RULE_CLOCK;
+            row->detail = bw_format_alloc("the grader's clock saw %d timed samples; a row needs at "
+                                          "least %d (the worker's sampling was tampered with, or "
+                                          "one call takes longer than the sampling time)",
+                                          row->clock_samples, MIN_CLOCKED_SAMPLES);
+            return -1;
+        }
+        /* ... and nothing of the student's may run while the baseline worker
+         * times: a thread or timer left behind in an idle worker could slow
+         * the calibration or the copy, and so flatter every figure. */
+        bw_runner_stop_worker(run);
         calibrate_row(base, &req, row);
         row->clocked = isfinite(row->base_span_ms) && row->base_clock_samples > 0;
         if (!row->clocked) {
@@ -645,6 +662,7 @@ int bw_bench_main(const bw_bench_opts *o)
             /* The baseline is the faster copy this GPU runs: cudaMemcpy or the
              * kit's own kernel, each timed the same way. */
             int best = -1;
+            bw_runner_stop_worker(run);   /* see measure_row: no student code while they run */
             for (int m = 0; m < 2; m++) {
                 rep.copies[m].bytes = rep.copy.bytes;
                 run_copy(base, &s, m, o->profile_calls, &rep);

@@ -170,6 +170,8 @@ void bw_runner_set_device_lock(bw_runner *run, const char *path)
     bw_device_lock_init(&run->lock, path);
 }
 
+void bw_runner_stop_worker(bw_runner *run) { drop_worker(run); }
+
 long bw_runner_worker_pid(const bw_runner *run) { return run->w ? bw_worker_pid(run->w) : 0; }
 
 /* A worker to call: the current one, or a fresh one when it is gone.

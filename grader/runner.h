@@ -35,6 +35,10 @@ int bw_runner_restart(bw_runner *run, char **why);
 /* RUNs with large device arrays hold this lock file while they run
  * (device_lock.h); NULL: none (the default). path must outlive run. */
 void bw_runner_set_device_lock(bw_runner *run, const char *path);
+/* Ends the current worker (the next call starts a fresh one): nothing of the
+ * student's may run while the baseline worker times the copies and the
+ * calibration. */
+void bw_runner_stop_worker(bw_runner *run);
 /* The process id of the current worker; 0 when none is running. */
 long bw_runner_worker_pid(const bw_runner *run);
 

@@ -419,6 +419,10 @@ static void start_child(const child_setup *c)
     if (err != 0)
         child_fail(errfd, BW_CHILD_USER, err);
 #ifdef __linux__
+    /* A contained worker gains nothing from an exec: no setuid program
+     * (reachable by an inline system call) runs with its owner's rights. */
+    if (c->plan->contain && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        child_fail(errfd, BW_CHILD_SETUP, errno);
     /* After the drop: a change of user clears the parent-death signal. */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* The grader died before prctl took effect. In a namespace the parent

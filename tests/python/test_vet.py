@@ -436,6 +436,18 @@ class RuleTests(unittest.TestCase):
         for name in ("printf", "fwrite", "_ZSt4cout", "writev_helper_not_libc", "cudaMemcpy"):
             self.assertIsNone(vet.check_symbols([], [name], allow_libraries=True), name)
 
+    def test_ways_to_run_code_later_or_reach_other_processes_are_refused(self):
+        # Catches the ways a reviewer found around the first lists: a timer's
+        # thread or a signal handler working while the baseline is timed,
+        # pkey_mprotect for mprotect, another process's memory, a descriptor
+        # copied by fcntl or written by sendfile.
+        for name in ("timer_create", "setitimer", "alarm", "sigaction", "signal@GLIBC_2.2.5",
+                     "pkey_mprotect", "process_vm_writev", "tgkill", "pthread_kill", "fcntl",
+                     "sendfile", "splice", "execveat", "cudaGetExportTable"):
+            r = vet.check_symbols(["_Z5haxpyifPK13__nv_bfloat16PS_"], [name], allow_libraries=True)
+            self.assertIsNotNone(r, name)
+            self.assertEqual(r.rule, "forbidden_call", name)
+
     def test_nvtx_loader_calls_are_the_library_rule(self):
         # Catches CUB's NVTX dlopen/dlsym being refused when libraries are allowed.
         defined = ["nvtxGlobals_v3"]

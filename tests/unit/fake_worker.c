@@ -272,9 +272,10 @@ static void identity(bw_reply *r)
         }
     }
     snprintf(r->message, sizeof r->message,
-             "uid=%ld euid=%ld gid=%ld egid=%ld groups=%d pid=%ld ppid=%ld home_writable=%d",
+             "uid=%ld euid=%ld gid=%ld egid=%ld groups=%d pid=%ld ppid=%ld home_writable=%d "
+             "no_new_privs=%d",
              (long)getuid(), (long)geteuid(), (long)getgid(), (long)getegid(), getgroups(0, NULL),
-             (long)getpid(), (long)getppid(), home_writable);
+             (long)getpid(), (long)getppid(), home_writable, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 }
 
 static void escape_group(const bw_request *q)

@@ -1071,9 +1071,12 @@ START_TEST(contained_worker_runs_as_the_worker_user)
     bw_reply rep;
     ck_assert_int_eq(call_n(w, shm, -19, 5.0, &rep, NULL), BW_CALL_OK);
     long u, eu, g, eg, pid, ppid;
-    int groups, hw;
+    int groups, hw, nnp;
     ck_assert_int_eq(sscanf(rep.message, "uid=%ld euid=%ld gid=%ld egid=%ld groups=%d pid=%ld ppid=%ld "
-                            "home_writable=%d", &u, &eu, &g, &eg, &groups, &pid, &ppid, &hw), 8);
+                            "home_writable=%d no_new_privs=%d", &u, &eu, &g, &eg, &groups, &pid, &ppid,
+                            &hw, &nnp), 9);
+    /* Catches a contained worker that could gain rights by exec'ing a setuid program. */
+    ck_assert_msg(nnp == 1, "the contained worker may gain privileges: %s", rep.message);
     ck_assert_msg(u == (long)uid && eu == (long)uid && g == (long)gid && eg == (long)gid && groups == 0,
                   "the worker runs as %s", rep.message);
     ck_assert_msg(hw == 1, "the worker cannot write its HOME: %s", rep.message);

@@ -128,10 +128,19 @@ FORBIDDEN_CALLS = (
      ("pthread_create", "thrd_create"), re.compile(r"^_ZNSt6thread|^_ZNSt7jthread")),
     ("processes", "a second process escapes the grader's control",
      ("fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl",
-      "execlp", "execle", "fexecve", "posix_spawn", "posix_spawnp", "system", "popen",
-      "daemon", "setsid", "setpgid", "setpgrp", "ptrace", "kill", "killpg", "prctl"), None),
+      "execlp", "execle", "fexecve", "execveat", "posix_spawn", "posix_spawnp", "system",
+      "popen", "daemon", "setsid", "setpgid", "setpgrp", "ptrace", "kill", "killpg", "prctl",
+      "tgkill", "tkill", "sigqueue", "pidfd_open", "pidfd_send_signal", "pthread_kill",
+      "process_vm_readv", "process_vm_writev"), None),
+    # Code that runs later, outside the call: a timer's thread or a signal
+    # handler could work while the grader times something else.
+    ("timers and signals", "code run by a timer or a signal escapes the timed region",
+     ("timer_create", "timer_settime", "setitimer", "alarm", "ualarm", "sigaction", "signal",
+      "sigset", "bsd_signal", "sysv_signal", "aio_read", "aio_write", "aio_read64",
+      "aio_write64", "lio_listio", "lio_listio64", "mq_notify", "getaddrinfo_a"), None),
     ("raw system access", "it reaches code or memory behind the linker's back",
-     ("syscall", "dlopen", "dlmopen", "dlsym", "dlvsym", "mprotect", "mmap", "mmap64",
+     ("syscall", "dlopen", "dlmopen", "dlsym", "dlvsym", "mprotect", "pkey_mprotect", "mmap",
+      "mmap64", "shmget", "shmat", "cudaGetExportTable",
       "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress",
       "cuGetProcAddress_v2"), None),
     ("files and descriptors", "the grader's channel and files are descriptors too",
@@ -140,7 +149,8 @@ FORBIDDEN_CALLS = (
       "pwrite64", "writev", "pwritev", "send", "sendto", "sendmsg", "socket", "connect",
       "dup", "dup2", "dup3", "unlink", "unlinkat", "rename", "renameat", "remove",
       "truncate", "ftruncate", "ftruncate64", "mkdir", "symlink", "link", "chmod", "fchmod",
-      "memfd_create", "shm_open", "mkstemp", "tmpfile"),
+      "memfd_create", "shm_open", "mkstemp", "tmpfile", "fcntl", "fcntl64", "sendfile",
+      "sendfile64", "splice", "vmsplice", "tee", "copy_file_range", "pwritev2"),
      re.compile(r"basic_[io]?fstream|basic_filebuf|^_ZNSt10filesystem|^_ZNSt7__cxx1110filesystem")),
 )
 
