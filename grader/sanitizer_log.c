@@ -39,21 +39,12 @@ static int starts(const char *h, size_t len, const char *prefix)
     return len >= n && memcmp(h, prefix, n) == 0;
 }
 
-static int contains(const char *h, size_t len, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (size_t i = 0; i + n <= len; i++)
-        if (memcmp(h + i, needle, n) == 0)
-            return 1;
-    return 0;
-}
-
 bw_san_kind bw_sanitizer_kind(const char *h, size_t len)
 {
     static const char *const hardware[] = {
         "Warp ", "Lane ", "Device Hardware", "Hardware ", "Out-of-range", "Misaligned",
         "Illegal ", "Invalid PC", "Invalid Address Space", "Malformed"};
-    if (starts(h, len, "Program hit ") && contains(h, len, " on CUDA API call to "))
+    if (starts(h, len, "Program hit ") && bw_text_contains(h, len, " on CUDA API call to "))
         return BW_SAN_API_ERROR;
     if (starts(h, len, "Invalid __") || starts(h, len, "Malloc/Free error"))
         return BW_SAN_ACCESS;
@@ -61,7 +52,7 @@ bw_san_kind bw_sanitizer_kind(const char *h, size_t len)
         return BW_SAN_UNINIT;
     if (starts(h, len, "Leaked "))
         return BW_SAN_LEAK;
-    if (contains(h, len, "Race reported") || contains(h, len, " hazard detected"))
+    if (bw_text_contains(h, len, "Race reported") || bw_text_contains(h, len, " hazard detected"))
         return BW_SAN_RACE;
     for (size_t i = 0; i < sizeof hardware / sizeof hardware[0]; i++)
         if (starts(h, len, hardware[i]))
@@ -181,7 +172,7 @@ void bw_sanitizer_sort(const char *log, size_t cap, int carry, bw_sanitizer_find
             /* Not compute-sanitizer's: its own lines all carry the mark. The
              * supervisor's "[... N more bytes cut]" says part is missing. */
             close_block(&b, cap, f, &costly, &notes);
-            int cut = starts(p, len, "[... ") && contains(p, len, "cut]");
+            int cut = starts(p, len, "[... ") && bw_text_contains(p, len, "cut]");
             b = (block){p, next, cut ? BW_SAN_CUT : BW_SAN_UNKNOWN, 1, 0};
             close_block(&b, cap, f, &costly, &notes);
         }

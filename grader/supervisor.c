@@ -54,6 +54,7 @@
 
 #include "channel_io.h"
 #include "containment.h"
+#include "text_buf.h"
 #include "format_alloc.h"
 #include "mono_clock.h"
 #include "random_u64.h"
@@ -516,15 +517,6 @@ static const char *const env_secret_words[] = {
     "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY",
 };
 
-static int name_has(const char *name, size_t len, const char *word)
-{
-    size_t wl = strlen(word);
-    for (size_t i = 0; i + wl <= len; i++)
-        if (memcmp(name + i, word, wl) == 0)
-            return 1;
-    return 0;
-}
-
 static int env_kept(const char *entry)
 {
     const char *eq = strchr(entry, '=');
@@ -535,7 +527,7 @@ static int env_kept(const char *entry)
         if (strlen(env_keep_names[i]) == len && memcmp(entry, env_keep_names[i], len) == 0)
             return 1;
     for (size_t i = 0; i < sizeof env_secret_words / sizeof env_secret_words[0]; i++)
-        if (name_has(entry, len, env_secret_words[i]))
+        if (bw_text_contains(entry, len, env_secret_words[i]))
             return 0;
     for (size_t i = 0; i < sizeof env_keep_prefixes / sizeof env_keep_prefixes[0]; i++) {
         size_t pl = strlen(env_keep_prefixes[i]);

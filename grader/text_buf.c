@@ -3,6 +3,15 @@
 #include <string.h>
 #include "text_buf.h"
 
+int bw_text_contains(const char *h, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(h + i, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
 void bw_text_add(bw_text_buf *b, const char *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {

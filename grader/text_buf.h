@@ -12,4 +12,7 @@ typedef struct {
 /* Appends n bytes of p. */
 void bw_text_add(bw_text_buf *b, const char *p, size_t n);
 
+/* 1 when needle occurs in the len bytes at h (which need no NUL). */
+int bw_text_contains(const char *h, size_t len, const char *needle);
+
 #endif
