@@ -128,7 +128,9 @@ class CheckCorpusTests(unittest.TestCase):
     def test_unvetted_run_is_held_to_when_unvetted(self):
         # Catches --unvetted still wanting a refusal, or accepting a run where
         # the containment failed and the grader died (raw_kill: an error).
-        fail = test_result("fail", outcomes=("fail",))
+        # (unvetted it computes nothing: every case is not implemented, as the
+        # H100 grade of it showed)
+        fail = test_result("not_implemented", outcomes=("fail",))
         self.assertTrue(self.run_entry("raw_kill", fail, unvetted=True))
         self.assertFalse(self.run_entry("raw_kill", dict(fail, status="error"), unvetted=True))
         self.assertFalse(self.run_entry("raw_kill", dict(fail, status="pass"), unvetted=True))

@@ -100,6 +100,12 @@ class CorpusRuleTests(unittest.TestCase):
                                    "fail_fast": {"status": "pass"}}))
         self.assertIsNone(zero({"status": "fail", "outcomes": ["timeout"], "groups_passed": [],
                                 "fail_fast": {"outcomes": ["timeout"]}}))
+        # a refused entry that passes with vetting off holds a working kernel
+        # (forges_timing: delete its forgery and the naive kernel is left)
+        self.assertIsNotNone(zero({"status": "refused", "when_unvetted": {"status": "pass",
+                                                                          "outcomes": ["pass"]}}))
+        self.assertIsNone(zero({"status": "refused", "when_unvetted": {"status": "not_implemented",
+                                                                       "groups_passed": []}}))
 
     def test_entries_are_held_back_by_their_expect_json(self):
         with tempfile.TemporaryDirectory() as tmp:

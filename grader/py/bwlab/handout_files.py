@@ -90,10 +90,14 @@ def corpus_zero_reason(expect: dict) -> str | None:
     run can be held to count (the full one, and "fail_fast"'s). A failing
     verdict must say so outright with "groups_passed": [] (no case group
     without a failure; tests/gpu/check_corpus.py holds the real runs to it):
-    "outcomes" lists only outcomes that must appear, not all that may."""
+    "outcomes" lists only outcomes that must appear, not all that may.
+    A refused entry's "when_unvetted" verdict counts too: code that passes
+    once vetting is off holds a working kernel a student could keep by
+    deleting the refused part (forges_timing)."""
     views = [expect]
-    if isinstance(expect.get("fail_fast"), dict):
-        views.append({**expect, **expect["fail_fast"]})
+    for part in ("fail_fast", "when_unvetted"):
+        if isinstance(expect.get(part), dict):
+            views.append({**expect, **expect[part]})
     for v in views:
         status = v.get("status")
         if status == "pass":
