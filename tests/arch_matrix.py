@@ -102,11 +102,22 @@ def cccl_version(include: Path) -> int:
     return 0
 
 
+def toolkit_top(nvcc: str) -> Path:
+    """The install nvcc belongs to, as nvcc itself reports it (TOP in its
+    dry run): the nvcc on PATH may be a wrapper script in /usr/local/bin."""
+    out = subprocess.run([nvcc, "-dryrun", "-x", "cu", "-E", os.devnull],
+                         capture_output=True, text=True)
+    m = re.search(r"^#\$ TOP=(.+)$", out.stdout + out.stderr, re.M)
+    return Path(m.group(1).strip()).resolve() if m else Path(nvcc).resolve().parent.parent
+
+
 def toolkit(name: str, nvcc: str) -> Toolkit:
     path = shutil.which(nvcc)
     if not path:
         raise SystemExit(f"arch_matrix: {name}: nvcc not found: {nvcc}")
-    real = Path(path).resolve()
+    real = toolkit_top(path) / "bin" / "nvcc"
+    if not real.exists():
+        real = Path(path).resolve()
     out = subprocess.run([str(real), "--list-gpu-arch"], capture_output=True, text=True)
     known = set(re.findall(r"compute_(\d+)", out.stdout))
     include = real.parent.parent / "include"

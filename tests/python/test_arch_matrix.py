@@ -100,6 +100,19 @@ class MatrixCatches(unittest.TestCase):
         self.assertEqual(status, "FAILED")
         self.assertTrue(any("unused" in l for l in lines), lines)
 
+    def test_a_wrapper_script_on_path_still_finds_its_install(self):
+        # CI's nvcc is /usr/local/bin/nvcc, a two-line script that execs the
+        # real one; its own folder has no include/ and so no CCCL.
+        real = m.toolkit("real", NVCC)
+        with tempfile.TemporaryDirectory() as d:
+            wrapper = Path(d) / "bin" / "nvcc"
+            wrapper.parent.mkdir()
+            wrapper.write_text(f'#!/bin/sh\nexec "{real.nvcc}" "$@"\n')
+            wrapper.chmod(0o755)
+            tk = m.toolkit("wrapped", str(wrapper))
+            self.assertEqual((tk.nvcc, tk.include, tk.cccl), (real.nvcc, real.include, real.cccl))
+            self.assertGreater(tk.cccl, 0, "the CUDA 13 install here ships CCCL")
+
     def test_header_from_another_install_fails(self):
         with tempfile.TemporaryDirectory() as other:
             (Path(other) / "only_there.h").write_text("#define ONLY_THERE 1\n")
