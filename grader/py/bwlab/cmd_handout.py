@@ -1,12 +1,14 @@
 """run.py handout: pack the student tarball (for instructors).
 
-    python3 run.py handout [--out FILE] [--prefix NAME]
+    python3 run.py handout [--out FILE] [--prefix NAME] [--exercises LIST]
 
 Which files go in is decided in handout_files.py (ALLOW and DENY there, and
 the corpus entries whose expect.json says they earn no correctness point);
-everything left out is listed. The tarball is refused (exit 1) if any file
-that would go in contains the secret seed (as found by `run.py grade`: the
-seed file or $BWLAB_SECRET_SEED), or if a denied path somehow got in.
+with --exercises, handout_subset.py then leaves out the other exercises'
+files and trims the exercise table. Everything left out is listed. The
+tarball is refused (exit 1) if any file that would go in contains the secret
+seed (as found by `run.py grade`: the seed file or $BWLAB_SECRET_SEED), or if
+a denied path somehow got in.
 
 Exit codes: 0 written, 1 refused (a secret in it), 2 usage, 4 kit unreadable.
 """
@@ -20,7 +22,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, repo_root, scoring
+from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, exercises, handout_subset, repo_root, scoring
 from .handout_files import corpus_held_back, list_files, select, verdict
 from .seeds import SeedError, find_seed
 
@@ -92,15 +94,17 @@ def pack(root: Path, files: list[str], out: Path, prefix: str = DEFAULT_PREFIX,
     return out.stat().st_size
 
 
-def check_tarball(out: Path, prefix: str, root: Path) -> list[str]:
-    """Names in the written tarball that the deny rules (or the corpus rule)
-    forbid (should be none)."""
+def check_tarball(out: Path, prefix: str, root: Path,
+                  also_out: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Names in the written tarball that the deny rules (or the corpus rule,
+    or also_out: the files of the exercises not handed out) forbid (should
+    be none)."""
     held_back = corpus_held_back(root)
     bad = []
     with tarfile.open(out, "r:gz") as tf:
         for m in tf.getmembers():
             name = m.name[len(prefix) + 1:] if prefix and m.name.startswith(prefix + "/") else m.name
-            if m.isfile() and verdict(name, held_back) is not None:
+            if m.isfile() and (verdict(name, held_back) is not None or name in also_out):
                 bad.append(m.name)
     return bad
 
@@ -120,29 +124,50 @@ def course_policy(root: Path) -> bytes:
             b"handout/grading.md explains them.\n")
 
 
-def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: dict[str, str] | None = None,
-                 quiet: bool = False) -> tuple[int, list[str], dict[str, list[str]]]:
-    """Select, scan and pack. Returns (exit code, kept files, left-out groups)."""
-    say = (lambda _t: None) if quiet else console.say
+def choose(root: Path, only: list[str] | None = None
+           ) -> tuple[list[str], dict[str, list[str]], dict[str, bytes], set[str], str]:
+    """(kept files, left-out groups, rewritten files, the files left out for
+    the exercises not handed out, where the list came from). only: the
+    exercises to hand out, checked against the table (None: all, as they are)."""
     files, origin = list_files(root)
     kept, left = select(files, root)
-    say(f"{len(files)} files from {origin}; {len(kept)} go into the handout")
+    if only is None:
+        return kept, left, {}, set(), origin
+    gone = handout_subset.left_out(kept, root, exercises.names(root), only)
+    for f, why in gone.items():
+        left.setdefault(why, []).append(f)
+    kept = [f for f in kept if f not in gone]
+    return kept, left, handout_subset.rewritten(root, kept, set(gone), only), set(gone), origin
+
+
+def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: dict[str, str] | None = None,
+                 quiet: bool = False, only: list[str] | None = None) -> tuple[int, list[str], dict[str, list[str]]]:
+    """Select, scan and pack. only: the exercises to hand out, already
+    checked (None: all). Returns (exit code, kept files, left-out groups)."""
+    say = (lambda _t: None) if quiet else console.say
+    kept, left, rewrites, gone, origin = choose(root, only)
+    files_n = len(kept) + sum(len(v) for v in left.values())
+    say(f"{files_n} files from {origin}; {len(kept)} go into the handout"
+        + (f" (exercises: {', '.join(only)})" if only is not None else ""))
     for why, paths in sorted(left.items()):
         shown = ", ".join(paths[:4]) + (f", ... ({len(paths)} files)" if len(paths) > 4 else "")
         say(f"  left out ({why}): {shown}")
     if not any(f == "run.py" for f in kept):
         console.warn("run.py is not in the handout: is this the kit's root?")
-    hits = find_secrets(root, kept, secret_texts(root, environ))
+    secrets = secret_texts(root, environ)
+    hits = find_secrets(root, kept, secrets)
+    hits += [rel for rel, data in rewrites.items()
+             if rel not in hits and any(s.lower().encode() in data.lower() for s in secrets)]
     if hits:
         console.error("refusing to pack: these files contain the secret seed: " + ", ".join(hits))
         return EXIT_FAIL, kept, left
     try:
-        extra = {scoring.HANDOUT_POLICY: course_policy(root)}
+        extra = {**rewrites, scoring.HANDOUT_POLICY: course_policy(root)}
     except scoring.PolicyError as e:
         console.error(f"refusing to pack: the scoring policy is unusable: {e}")
         return EXIT_FAIL, kept, left
     size = pack(root, kept, out, prefix, extra=extra)
-    bad = check_tarball(out, prefix, root)
+    bad = check_tarball(out, prefix, root, gone)
     if bad:
         out.unlink()
         console.error("refusing: denied paths got into the tarball: " + ", ".join(bad))
@@ -160,6 +185,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the folder everything sits in inside the tarball (default: {DEFAULT_PREFIX}; "
                              "'' for none)")
     parser.add_argument("--list", action="store_true", help="list the files that would go in; write nothing")
+    parser.add_argument("--exercises", metavar="LIST",
+                        help="hand out only these exercises (comma-separated names from "
+                             "exercises/exercises.def); the others' folders, pages, peers and corpus "
+                             "entries stay out and the exercise table lists only these")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,9 +200,16 @@ def run(args: argparse.Namespace) -> int:
     if prefix and (prefix in (".", "..") or "/" in prefix):
         console.error("--prefix must be a plain folder name")
         return EXIT_USAGE
+    only = None
+    if args.exercises is not None:
+        try:
+            only = handout_subset.requested(args.exercises,
+                                            exercises.table_path(root).read_text(encoding="utf-8"))
+        except ValueError as e:     # UnknownExercise is one
+            console.error(str(e))
+            return EXIT_USAGE
     if args.list:
-        files, _ = list_files(root)
-        kept, _ = select(files, root)
+        kept, _, _, _, _ = choose(root, only)
         for f in kept:
             console.say(f)
         return EXIT_OK
@@ -182,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
         console.error("--out should end in .tar.gz")
         return EXIT_USAGE
     try:
-        code, _, _ = make_handout(root, out, prefix)
+        code, _, _ = make_handout(root, out, prefix, only=only)
     except OSError as e:
         console.error(f"cannot write the handout: {e}")
         return EXIT_FAIL
