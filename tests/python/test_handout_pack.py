@@ -21,7 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_handout, exercises, handout_files, scoring  # noqa: E402
+from bwlab import cmd_handout, exercises, handout_files, handout_subset, scoring  # noqa: E402
+
+# The link checker of test_doc_links.py, to follow the subset handout's links.
+_links_spec = importlib.util.spec_from_file_location("doc_links", ROOT / "tests" / "python" / "test_doc_links.py")
+doc_links = importlib.util.module_from_spec(_links_spec)
+_links_spec.loader.exec_module(doc_links)
 
 # tests/gpu/handout_zero.py says which expectation covers each source (the GPU
 # acceptance step grades them with it); absent where tests/gpu/ is.
@@ -126,6 +131,85 @@ class CorpusRuleTests(unittest.TestCase):
         why = {f.split("/")[2]: w for w, fs in left.items() for f in fs}
         self.assertIn("expected verdict is pass", why["works"])
         self.assertIn("expect.json", why["no_expect"])
+
+
+class SubsetRuleTests(unittest.TestCase):
+    """run.py handout --exercises: the rules, on made-up input."""
+
+    TABLE = ("/*\n * The exercise table.\n * BW_EXERCISE(name, n_arrays, in_place, uses_alpha, summary)\n */\n"
+             'BW_EXERCISE(haxpy, 2, 1, 1, "y = alpha*x + y (bf16, in place)")\n'
+             'BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n'
+             'BW_EXERCISE(saxpy, "y = a*x + y (fp32)")\n')
+
+    def test_the_names_asked_for(self):
+        # Catches an unknown name packed as an empty exercise, an empty list
+        # taken as "all of them" (exercises.select's meaning of []), and
+        # repeats packed twice.
+        self.assertEqual(handout_subset.requested("saxpy, haxpy,saxpy", self.TABLE), ["saxpy", "haxpy"])
+        with self.assertRaises(exercises.UnknownExercise) as e:
+            handout_subset.requested("haxpy,nope", self.TABLE)
+        self.assertEqual(str(e.exception), "--exercises: unknown exercise 'nope' "
+                                           "(this kit has: haxpy, vector_sum, saxpy)")
+        for empty in ("", " ", "haxpy,", ",haxpy", "haxpy,,saxpy"):
+            with self.subTest(text=empty), self.assertRaises(ValueError) as e:
+                handout_subset.requested(empty, self.TABLE)
+            self.assertIn("haxpy, vector_sum, saxpy", str(e.exception))
+
+    def test_the_table_keeps_its_header_and_the_listed_lines(self):
+        # Catches a trim by the whole row's format (the new
+        # BW_EXERCISE(name, "summary") line would be lost), a header dropped,
+        # and an unlisted line kept.
+        got = handout_subset.trim_table(self.TABLE, ["saxpy", "haxpy"])
+        self.assertEqual(got, self.TABLE.replace('BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n', ""))
+        self.assertEqual([e.name for e in exercises.parse(got)], ["haxpy", "saxpy"])
+
+    def test_what_belongs_to_an_exercise_left_out(self):
+        # Catches a peer given to the shorter name it starts with
+        # (vector_sum_cub.cu is vector_sum's, not vector's: CMake would build
+        # it as vector's peer, against vector's header), and folders or pages
+        # matched by prefix (exercises/vector_sum/ is not exercises/vector/).
+        files = ["exercises/vector/vector.cu", "exercises/vector_sum/vector_sum.cu",
+                 "exercises/exercises.def", "handout/vector.md", "handout/vector_sum.md",
+                 "handout/README.md", "grader/peers/vector_cub.cu", "grader/peers/vector_sum_cub.cu",
+                 "grader/main.c"]
+        gone = handout_subset.left_out(files, Path("/nonexistent"), ["vector", "vector_sum"], ["vector"])
+        self.assertEqual(sorted(gone), ["exercises/vector_sum/vector_sum.cu", "grader/peers/vector_sum_cub.cu",
+                                        "handout/vector_sum.md"])
+        self.assertIn("vector_sum not handed out", gone["grader/peers/vector_sum_cub.cu"])
+
+    def test_corpus_entries_follow_their_expect_json(self):
+        # Catches entries chosen by their folder's name or kept whatever
+        # exercise they are for; an entry naming no exercise stays out.
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            files = []
+            for entry, ex in (("a", "haxpy"), ("b", "vector_sum"), ("c", None)):
+                d = root / "tests" / "corpus" / entry
+                d.mkdir(parents=True)
+                (d / "expect.json").write_text(json.dumps({"status": "refused", **({"exercise": ex} if ex else {})}))
+                files += [f"tests/corpus/{entry}/expect.json", f"tests/corpus/{entry}/exercises/haxpy/haxpy.cu"]
+            gone = handout_subset.left_out(files, root, ["haxpy", "vector_sum"], ["vector_sum"])
+        self.assertEqual(sorted({f.split("/")[2] for f in gone}), ["a", "c"])
+        self.assertIn("names no exercise", gone["tests/corpus/c/expect.json"])
+
+    def test_links_to_pages_left_out(self):
+        # Catches a dead link left in a shipped page, a live one unlinked,
+        # code (where [x](y) is not a link) edited, and the table shortened
+        # without the note that says why.
+        page = ("| exercise | guide |\n|---|---|\n| `a` | [a.md](a.md) |\n| `b` | [b.md](b.md) |\n"
+                "\nSee [b.md](b.md#hints) and [a.md](a.md), or [the tools](tools.md).\n"
+                "```\n[b.md](b.md)\n```\nIn code: `[b.md](b.md)`.\n")
+        got = handout_subset.unlink_missing("handout/README.md", page, {"handout/b.md"},
+                                            {"handout/a.md", "handout/tools.md", "handout/README.md"})
+        self.assertEqual(got, "| exercise | guide |\n|---|---|\n| `a` | [a.md](a.md) |\n\n"
+                              + handout_subset.TABLE_NOTE + "\n"
+                              "\nSee b.md (not in this handout) and [a.md](a.md), or [the tools](tools.md).\n"
+                              "```\n[b.md](b.md)\n```\nIn code: `[b.md](b.md)`.\n")
+        # a link from another folder, and to a folder with nothing left in it
+        got = handout_subset.unlink_missing("docs/X.md", "[b](../handout/b.md), [ex](../exercises/b/)\n",
+                                            {"handout/b.md", "exercises/b/b.cu"}, {"exercises/a/a.cu"})
+        self.assertEqual(got, "b (not in this handout), ex (not in this handout)\n")
+        self.assertEqual(handout_subset.unlink_missing("handout/a.md", page, set(), {"handout/a.md"}), page)
 
 
 @unittest.skipIf(handout_zero is None, "no tests/gpu/handout_zero.py in this copy of the kit")
@@ -269,6 +353,29 @@ class FakeKitTests(unittest.TestCase):
         self.assertIn("the scoring policy is unusable", text)
         self.assertFalse(self.out.exists())
 
+    def test_a_subset_refuses_a_policy_section_for_an_exercise_left_out(self):
+        # The policy ships byte for byte, and the handout's score and grade
+        # refuse a section for an exercise their table lacks. Catches the
+        # packer shipping such a policy into a subset handout.
+        (self.root / "exercises" / "exercises.def").write_text(
+            'BW_EXERCISE(haxpy, 2, 1, 1, "y")\nBW_EXERCISE(vector_sum, 3, 0, 0, "c")\n')
+        (self.root / "exercises" / "vector_sum").mkdir()
+        (self.root / "exercises" / "vector_sum" / "vector_sum.cu").write_text("// stub\n")
+        (self.root / "grader" / "instructor" / "policy.ini").write_text(
+            "[all]\nperformance_points = 40\n[exercise vector_sum]\nperformance_points = 30\n")
+        (code, _, _), text = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {}, only=["haxpy"])
+        self.assertEqual(code, 1, text)
+        self.assertIn("[exercise vector_sum] is for an exercise this handout leaves out", text)
+        self.assertFalse(self.out.exists())
+        (code, _, _), text = quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {},
+                                   only=["vector_sum"])
+        self.assertEqual(code, 0, text)
+        dest = Path(self.tmp.name) / "x"
+        extract(self.out, dest)
+        self.assertEqual(files_under(dest / "bwlab" / "exercises"), ["exercises.def", "vector_sum/vector_sum.cu"])
+        self.assertEqual((dest / "bwlab" / "exercises" / "exercises.def").read_text(),
+                         'BW_EXERCISE(vector_sum, 3, 0, 0, "c")\n')
+
     def test_the_tarball_is_reproducible(self):
         quiet(cmd_handout.make_handout, self.root, self.out, "bwlab", {})
         a = self.out.read_bytes()
@@ -353,6 +460,16 @@ class RealKitTests(unittest.TestCase):
             self.assertEqual((self.kit / rel).read_bytes(), (ROOT / rel).read_bytes())
         self.assertTrue(any(f.startswith("tests/unit/") for f in self.files))
 
+    def test_without_exercises_every_file_is_the_kits(self):
+        # Catches the subset's rewriting reaching a plain handout: the table
+        # trimmed, a page's links or the README's table edited, a file of
+        # the packing list missing.
+        kept, _ = handout_files.select(handout_files.list_files(ROOT)[0], ROOT)
+        self.assertEqual(self.files, sorted(kept + [scoring.HANDOUT_POLICY]))
+        for f in kept:
+            self.assertEqual((self.kit / f).read_bytes(), (ROOT / f).read_bytes(), f)
+        self.assertNotIn(handout_subset.TABLE_NOTE, (self.kit / "handout" / "README.md").read_text())
+
     def test_the_extracted_kit_lists_its_commands(self):
         r = subprocess.run([sys.executable, "run.py", "--help"], cwd=self.kit, capture_output=True,
                            text=True, timeout=120, env={**os.environ, "BWLAB_ROOT": str(self.kit)})
@@ -386,6 +503,148 @@ class RealKitTests(unittest.TestCase):
         r = subprocess.run([sys.executable, "run.py", "selftest"], cwd=self.kit, capture_output=True,
                            text=True, timeout=3600, env=env)
         self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-6000:])
+
+
+def _corpus_exercise(entry: Path) -> str:
+    return json.loads((entry / "expect.json").read_text())["exercise"]
+
+
+class SubsetKitTests(unittest.TestCase):
+    """Pack this kit with --exercises (each exercise alone), extract it, look."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.names = exercises.names(ROOT)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.packs = {}
+        env = {"BWLAB_SECRET_SEED": str(FAKE_SEED)}
+        for ex in cls.names:
+            tarball = Path(cls.tmp.name) / f"{ex}.tar.gz"
+            (code, _, _), text = quiet(cmd_handout.make_handout, ROOT, tarball, "bwlab", env, only=[ex])
+            dest = Path(cls.tmp.name) / ex
+            if code == 0:
+                extract(tarball, dest)
+            cls.packs[ex] = (code, text, dest / "bwlab")
+        full = Path(cls.tmp.name) / "full.tar.gz"
+        quiet(cmd_handout.make_handout, ROOT, full, "bwlab", env)
+        extract(full, Path(cls.tmp.name) / "full")
+        cls.full = Path(cls.tmp.name) / "full" / "bwlab"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        if len(self.names) < 2:
+            self.skipTest("the kit has one exercise: no subset to hand out")
+
+    def test_only_the_listed_exercise_is_there(self):
+        # Catches an unlisted exercise's folder, page, peer, table line or
+        # corpus entry shipped, and a listed one's missing.
+        for ex, (code, text, kit) in self.packs.items():
+            with self.subTest(exercise=ex):
+                self.assertEqual(code, 0, text)
+                files = files_under(kit)
+                for other in self.names:
+                    listed = other == ex
+                    self.assertEqual(any(f.startswith(f"exercises/{other}/") for f in files), listed, other)
+                    if (ROOT / "handout" / f"{other}.md").is_file():
+                        self.assertEqual(f"handout/{other}.md" in files, listed, other)
+                    for peer in (ROOT / "grader" / "peers").glob(f"{other}_*.cu"):
+                        if not any(peer.name.startswith(f"{o}_") for o in self.names if len(o) > len(other)):
+                            self.assertEqual(f"grader/peers/{peer.name}" in files, listed, peer.name)
+                table = (kit / "exercises" / "exercises.def").read_text()
+                self.assertEqual([e.name for e in exercises.parse(table)], [ex])
+                kit_table = (ROOT / "exercises" / "exercises.def").read_text()
+                self.assertEqual(table, handout_subset.trim_table(kit_table, [ex]))
+                self.assertTrue(table.startswith("/*"), "the table's comment header is kept")
+                # the corpus: the full handout's entries for this exercise, no other
+                full = {e.name for e in (self.full / "tests" / "corpus").iterdir() if _corpus_exercise(e) == ex}
+                got = {e.name for e in (kit / "tests" / "corpus").iterdir()}
+                self.assertTrue(full, f"no corpus entry for {ex} in the full handout")
+                self.assertEqual(got, full)
+                self.assertIn(f"exercise {[o for o in self.names if o != ex][0]} not handed out", text)
+
+    def test_no_link_is_dead(self):
+        # Catches a shipped page (handout/README.md's table, a page that
+        # points to another exercise's hints) linking to a page left out.
+        for ex, (code, text, kit) in self.packs.items():
+            with self.subTest(exercise=ex):
+                self.assertEqual(code, 0, text)
+                md = [f for f in files_under(kit) if f.endswith(".md")]
+                self.assertEqual(doc_links.dead_links(kit, md), [])
+                readme = (kit / "handout" / "README.md").read_text()
+                self.assertIn(f"`exercises/{ex}/{ex}.cu`", readme)
+                self.assertIn(handout_subset.TABLE_NOTE, readme)
+
+    def test_the_packed_kit_knows_only_its_exercises(self):
+        # run.py reads the packed table: catches a trimmed table the Python
+        # side does not see (its list of exercises would still name the others).
+        ex = self.names[-1]
+        code, text, kit = self.packs[ex]
+        self.assertEqual(code, 0, text)
+        other = self.names[0]
+        r = subprocess.run([sys.executable, "run.py", "test", other], cwd=kit, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "BWLAB_ROOT": str(kit)})
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"unknown exercise '{other}' (this kit has: {ex})", r.stderr)
+
+    @unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
+                         "slow (minutes): set BWLAB_SLOW_TESTS=1 to build a subset handout")
+    def test_the_packed_kit_builds_and_runs_only_its_exercises(self):
+        # Catches a subset kit that does not configure or build (a peer or
+        # worker of an exercise left out still wanted), or whose `run.py
+        # test` with no name runs another exercise. Without a GPU it builds
+        # and exits 3; on one the stub is "not implemented" (exit 1).
+        ex = self.names[-1]
+        code, text, kit = self.packs[ex]
+        self.assertEqual(code, 0, text)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("BWLAB_ROOT", "BWLAB_BUILD_DIR", "BWLAB_SECRET_SEED", "BWLAB_SEED")}
+        r = subprocess.run([sys.executable, "run.py", "test"], cwd=kit, capture_output=True, text=True,
+                           timeout=3600, env=env)
+        out = r.stdout + r.stderr
+        self.assertIn(r.returncode, (1, 3), out[-6000:])
+        self.assertIn(f"== {ex} (student) ==", out)
+        for other in self.names:
+            if other != ex:
+                self.assertNotIn(f"== {other} ", out)
+
+
+class HandoutCommandLineTests(unittest.TestCase):
+    """`run.py handout --exercises` as typed."""
+
+    def handout(self, *args):
+        return subprocess.run([sys.executable, "run.py", "handout", "--list", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "BWLAB_ROOT": str(ROOT)})
+
+    def test_an_unknown_or_empty_list_is_refused(self):
+        # Catches an unknown name packed (or ignored), and an empty list
+        # taken as every exercise: each must be a one-line usage error.
+        known = ", ".join(exercises.names(ROOT))
+        for arg, says in (("nosuch", f"unknown exercise 'nosuch' (this kit has: {known})"),
+                          (f"{exercises.names(ROOT)[0]},nosuch", "unknown exercise 'nosuch'"),
+                          ("", "names no exercise"), (",", "has an empty item")):
+            with self.subTest(arg=arg):
+                r = self.handout("--exercises", arg)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertEqual(r.stdout, "")
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(says, r.stderr)
+                self.assertIn(known, r.stderr)
+
+    def test_no_exercises_lists_what_it_always_did(self):
+        # Catches --exercises changing the plain handout, or a list of every
+        # exercise packing less than no list does.
+        kept, _ = handout_files.select(handout_files.list_files(ROOT)[0], ROOT)
+        plain = self.handout()
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(plain.stdout.splitlines(), kept)
+        every = self.handout("--exercises", ",".join(exercises.names(ROOT)))
+        self.assertEqual(every.stdout, plain.stdout)
+        one = self.handout("--exercises", exercises.names(ROOT)[-1])
+        self.assertLess(len(one.stdout.splitlines()), len(kept))
 
 
 if __name__ == "__main__":

@@ -109,15 +109,23 @@ def check_tarball(out: Path, prefix: str, root: Path,
     return bad
 
 
-def course_policy(root: Path) -> bytes:
+def course_policy(root: Path, only: list[str] | None = None) -> bytes:
     """handout/policy.ini: the instructor's policy file byte for byte, so that
     the handout's `run.py score` and `run.py grade` use the course's numbers
     and `grade --show-policy` prints the sha256 that grading records. Without
-    one, a file of comments only: the built-in defaults."""
+    one, a file of comments only: the built-in defaults. only: the exercises
+    handed out (None: all); an [exercise NAME] section for another one is
+    refused, since the handout's score and grade would refuse the file."""
     src = Path(root) / scoring.INSTRUCTOR_POLICY
     if src.is_file():
         data = src.read_bytes()
-        scoring.parse_policy(data.decode("utf-8"), str(src))     # refuse to ship a broken one
+        policy = scoring.parse_policy(data.decode("utf-8"), str(src))     # refuse to ship a broken one
+        for name in policy.overrides if only is not None else ():
+            if name not in only:
+                raise scoring.PolicyError(
+                    f"{scoring.INSTRUCTOR_POLICY}: [exercise {name}] is for an exercise this handout "
+                    f"leaves out, and the handout's score and grade would refuse the file: remove "
+                    f"that section or hand out {name} too")
         return data
     return (b"# The course's scoring policy: the kit's built-in defaults (no "
             b"grader/instructor/policy.ini\n# was found when the handout was packed). "
@@ -162,7 +170,7 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
         console.error("refusing to pack: these files contain the secret seed: " + ", ".join(hits))
         return EXIT_FAIL, kept, left
     try:
-        extra = {**rewrites, scoring.HANDOUT_POLICY: course_policy(root)}
+        extra = {**rewrites, scoring.HANDOUT_POLICY: course_policy(root, only)}
     except scoring.PolicyError as e:
         console.error(f"refusing to pack: the scoring policy is unusable: {e}")
         return EXIT_FAIL, kept, left
