@@ -162,6 +162,10 @@ class SubsetRuleTests(unittest.TestCase):
         got = handout_subset.trim_table(self.TABLE, ["saxpy", "haxpy"])
         self.assertEqual(got, self.TABLE.replace('BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n', ""))
         self.assertEqual([e.name for e in exercises.parse(got)], ["haxpy", "saxpy"])
+        got = handout_subset.trim_table(self.TABLE, ["vector_sum"])
+        self.assertEqual(got.splitlines()[:4], self.TABLE.splitlines()[:4])
+        self.assertEqual([l for l in got.splitlines() if "BW_EXERCISE(" in l and not l.startswith(" *")],
+                         ['BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")'])
 
     def test_what_belongs_to_an_exercise_left_out(self):
         # Catches a peer given to the shorter name it starts with
