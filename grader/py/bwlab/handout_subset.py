@@ -74,8 +74,8 @@ def trim_table(text: str, keep: list[str]) -> str:
 
 def _owner(name: str, prefix_of: list[str]) -> str | None:
     """The exercise a per-exercise file NAME_* belongs to: the longest table
-    name that is a prefix followed by '_' (vector_sum_cub is vector_sum's,
-    not vector's)."""
+    name that is a prefix followed by '_' (with exercises a and a_b, the
+    peer a_b_cub.cu is a_b's, not a's)."""
     best = None
     for ex in prefix_of:
         if name.startswith(ex + "_") and (best is None or len(ex) > len(best)):
