@@ -1436,5 +1436,36 @@ def _alive(pid):
         return False
 
 
+
+class ExercisesOption(unittest.TestCase):
+    """grade --exercises: a course grades the exercises it handed out."""
+
+    def test_an_unknown_name_is_refused_before_anything_runs(self):
+        # Catches the list not checked (a typo would grade nothing, silently).
+        with tempfile.TemporaryDirectory() as tmp:
+            code, text = run_grade(FakeRunner(), tmp, "--public", "--exercises", "haxpy,nope",
+                                   "--out", str(Path(tmp) / "out"))
+        self.assertEqual(code, 2, text)
+        self.assertIn("unknown exercise 'nope'", text)
+
+    def test_an_empty_item_is_a_usage_error(self):
+        with self.assertRaises(SystemExit):
+            with contextlib.redirect_stderr(io.StringIO()):
+                grade_args("x", "--exercises", "haxpy,")
+
+    def test_the_batch_grades_only_the_exercises_named(self):
+        # Catches --exercises parsed but ignored: the gradebook would hold
+        # every exercise's columns.
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            sub = tmp / "subs" / "alice" / "exercises" / "vector_sum"
+            sub.mkdir(parents=True)
+            (sub / "vector_sum.cu").write_text("// mine\n")
+            code, text = run_grade(FakeRunner(), str(tmp / "subs"), "--public", "--exercises",
+                                   "vector_sum", "--out", str(tmp / "out"))
+            header = (tmp / "out" / "gradebook.csv").read_text().splitlines()[0]
+        self.assertIn("vector_sum_total", header, text)
+        self.assertNotIn("haxpy", header)
+
 if __name__ == "__main__":
     unittest.main()

@@ -62,6 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
                         help="a directory, .tar.gz or .zip per student, holding exercises/NAME/NAME.cu "
                              "(id = the name without its extension)")
+    parser.add_argument("--exercises", metavar="LIST", type=user_values.NAME_LIST,
+                        help="grade only these exercises, comma-separated (the ones a handout made "
+                             "with run.py handout --exercises holds); default: every exercise")
     parser.add_argument("--out", default="grades", metavar="DIR",
                         help="where the results go (default: grades/)")
     parser.add_argument("--jobs", type=user_values.POSITIVE, default=None, metavar="N",
@@ -232,7 +235,10 @@ def sanitizer_found(runner) -> bool:
 def run(args: argparse.Namespace, runner=None) -> int:
     root = repo_root()
     try:
-        names = exercises.names(root)
+        names = [e.name for e in exercises.select(getattr(args, "exercises", None), root)]
+    except exercises.UnknownExercise as e:
+        console.error(str(e))
+        return EXIT_USAGE
     except OSError as e:
         console.error(f"cannot read the exercise table: {e}")
         return EXIT_KIT
