@@ -1448,10 +1448,14 @@ class ExercisesOption(unittest.TestCase):
         self.assertEqual(code, 2, text)
         self.assertIn("unknown exercise 'nope'", text)
 
-    def test_an_empty_item_is_a_usage_error(self):
-        with self.assertRaises(SystemExit):
-            with contextlib.redirect_stderr(io.StringIO()):
-                grade_args("x", "--exercises", "haxpy,")
+    def test_an_empty_item_or_list_is_a_usage_error(self):
+        # The same rule and words as run.py handout --exercises (one parser).
+        for bad, says in (("haxpy,", "has an empty item"), ("", "names no exercise")):
+            with self.subTest(bad=bad), tempfile.TemporaryDirectory() as tmp:
+                code, text = run_grade(FakeRunner(), tmp, "--public", "--exercises", bad,
+                                       "--out", str(Path(tmp) / "out"))
+                self.assertEqual(code, 2, text)
+                self.assertIn(says, text)
 
     def test_the_batch_grades_only_the_exercises_named(self):
         # Catches --exercises parsed but ignored: the gradebook would hold

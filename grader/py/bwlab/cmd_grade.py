@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", nargs="*", metavar="SUBMISSION",
                         help="a directory, .tar.gz or .zip per student, holding exercises/NAME/NAME.cu "
                              "(id = the name without its extension)")
-    parser.add_argument("--exercises", metavar="LIST", type=user_values.NAME_LIST,
+    parser.add_argument("--exercises", metavar="LIST",
                         help="grade only these exercises, comma-separated (the ones a handout made "
                              "with run.py handout --exercises holds); default: every exercise")
     parser.add_argument("--out", default="grades", metavar="DIR",
@@ -235,8 +235,10 @@ def sanitizer_found(runner) -> bool:
 def run(args: argparse.Namespace, runner=None) -> int:
     root = repo_root()
     try:
-        names = [e.name for e in exercises.select(getattr(args, "exercises", None), root)]
-    except exercises.UnknownExercise as e:
+        table = exercises.load(root)
+        names = ([e.name for e in table] if getattr(args, "exercises", None) is None
+                 else exercises.from_list(args.exercises, table))
+    except ValueError as e:   # a bad --exercises list (UnknownExercise is one)
         console.error(str(e))
         return EXIT_USAGE
     except OSError as e:

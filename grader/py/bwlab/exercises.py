@@ -80,3 +80,21 @@ def select(requested: list[str] | None, root: Path | None = None) -> list[Exerci
         if by_name[name] not in chosen:
             chosen.append(by_name[name])
     return chosen
+
+
+def from_list(text: str, table: list[Exercise]) -> list[str]:
+    """The names an --exercises LIST gives (comma-separated), without repeats,
+    in the order given, each in the table. Raises ValueError (UnknownExercise
+    for a name the table lacks) whose text is the one line to print."""
+    known = [e.name for e in table]
+    shown = ", ".join(known) or "(none)"
+    items = [i.strip() for i in text.split(",")]
+    if not text.strip():
+        raise ValueError(f"--exercises names no exercise (give one or more of: {shown}; comma-separated)")
+    if not all(items):
+        raise ValueError(f"--exercises: '{text}' has an empty item (give one or more of: {shown}; "
+                         "comma-separated)")
+    for name in items:
+        if name not in known:
+            raise UnknownExercise(f"--exercises: unknown exercise '{name}' (this kit has: {shown})")
+    return list(dict.fromkeys(items))

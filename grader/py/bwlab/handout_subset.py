@@ -29,12 +29,11 @@ import posixpath
 import re
 from pathlib import Path
 
-from .exercises import UnknownExercise, parse
+from .exercises import NAME_RE, from_list, parse
 
 TABLE = "exercises/exercises.def"
 CORPUS = "tests/corpus/"
 PEERS = "grader/peers/"
-ROW_NAME = re.compile(r"^BW_EXERCISE\(\s*(\w+)\s*,")
 
 NOT_HERE = " (not in this handout)"
 TABLE_NOTE = ("This handout holds the exercises in the table above only; where a page "
@@ -48,28 +47,16 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def requested(text: str, table_text: str) -> list[str]:
-    """The names --exercises gives (comma-separated), without repeats, in the
-    order given, each in the table. Raises ValueError (UnknownExercise for a
-    name the table lacks) whose text is the one line to print."""
-    known = [e.name for e in parse(table_text)]
-    shown = ", ".join(known) or "(none)"
-    items = [i.strip() for i in text.split(",")]
-    if not text.strip():
-        raise ValueError(f"--exercises names no exercise (give one or more of: {shown}; comma-separated)")
-    if not all(items):
-        raise ValueError(f"--exercises: '{text}' has an empty item (give one or more of: {shown}; "
-                         "comma-separated)")
-    for name in items:
-        if name not in known:
-            raise UnknownExercise(f"--exercises: unknown exercise '{name}' (this kit has: {shown})")
-    return list(dict.fromkeys(items))
+    """The names --exercises gives, checked against the table's text
+    (exercises.from_list says how)."""
+    return from_list(text, parse(table_text))
 
 
 def trim_table(text: str, keep: list[str]) -> str:
     """exercises.def with the BW_EXERCISE(name, ...) lines of the names not in
     keep removed; comments and every other line as they were."""
     lines = text.splitlines(keepends=True)
-    return "".join(l for l in lines if not (m := ROW_NAME.match(l)) or m.group(1) in keep)
+    return "".join(l for l in lines if not (m := NAME_RE.match(l)) or m.group(1) in keep)
 
 
 def _owner(name: str, prefix_of: list[str]) -> str | None:

@@ -123,14 +123,6 @@ def check_seconds(text: str) -> float:
     return value
 
 
-def check_names(text: str) -> list[str]:
-    """A comma-separated list of exercise names, none empty."""
-    items = [i.strip() for i in text.split(",")]
-    if not items or any(not i for i in items):
-        raise BadValue(f"'{text}' is not a comma-separated list of exercise names")
-    return items
-
-
 def seed_env_problem(environ: dict[str, str] | None = None) -> str | None:
     """What is wrong with $BWLAB_SEED (bwgrade reads it when no --seed is
     given, and ignores it when empty), or None."""
@@ -164,5 +156,4 @@ SIZES = argparse_type(check_sizes, "element counts")
 OFFSETS = argparse_type(check_offsets, "offsets")
 POSITIVE = argparse_type(check_count, "count")
 SECONDS = argparse_type(check_seconds, "seconds")
-NAME_LIST = argparse_type(check_names, "exercise names")
 PROFILE_CALLS = argparse_type(lambda t: check_count(t, 1, MAX_PROFILE_CALLS), "calls")
