@@ -63,5 +63,35 @@ class Record(unittest.TestCase):
         self.assertEqual([n for _, n in doc["e/haxpy"]["cases"]], [1, 2])   # sorted by index, runs
 
 
+@unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
+                     "slow (about a minute: 29 runs of bwgrade test on the CPU stand-in worker): "
+                     "set BWLAB_SLOW_TESTS=1")
+@unittest.skipUnless((DATA / "cpu_stand_in.json").is_file(),
+                     "no recorded verdicts in this copy of the kit (the student handout)")
+class CpuVerdicts(unittest.TestCase):
+    def test_the_judge_gives_the_recorded_verdicts(self):
+        # Every case's outcome and findings, every diagnosis and the text
+        # report of bwgrade test (hidden cases included) for correct and
+        # broken kernels written in C: any change to cases, inputs, checks,
+        # diagnoses or reports of haxpy and vector_sum shows here.
+        exe = bwgrade()
+        worker = build.build_dir(ROOT) / "tests" / "cpu_worker"
+        if exe is None or not worker.is_file():
+            self.skipTest("bwgrade or tests/cpu_worker is not built (run.py selftest builds both)")
+        sys.path.insert(0, str(ROOT / "tests"))
+        import cpu_verdicts
+        old = json.loads((DATA / "cpu_stand_in.json").read_text())
+        diffs = cpu_verdicts.compare(old, cpu_verdicts.record(exe.parent))
+        self.assertEqual(diffs, [], "\n".join(diffs[:5]))
+
+    def test_the_comparison_sees_a_changed_case(self):
+        sys.path.insert(0, str(ROOT / "tests"))
+        import cpu_verdicts
+        old = json.loads((DATA / "cpu_stand_in.json").read_text())
+        new = json.loads(json.dumps(old))
+        new["haxpy/no_tail"]["cases_sha256"] = "0" * 64
+        self.assertEqual(len(cpu_verdicts.compare(old, new)), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
