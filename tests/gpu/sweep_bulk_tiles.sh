@@ -17,7 +17,7 @@ for v in $TILES; do
     t=${v%%:*}; th=${v#*:}
     sed -e "s/kThreads = 256;/kThreads = $th;/" -e "s/kTileElems = 4096;/kTileElems = $t;/" \
         "$src" > "$W/tiles_${t}_$th.cu"
-    nvcc -O3 -std=c++17 -arch=sm_90 -Iexercises/vector_sum -Igrader exercises/vector_sum/adapter.cu \
+    nvcc -O3 -std=c++17 -arch=sm_90 -Iexercises/vector_sum -Igrader/protocol exercises/vector_sum/adapter.cu \
         "$W/tiles_${t}_$th.cu" build/libbwworker.a -o "$W/bulk_${t}x$th" -lcudart &
 done
 wait

@@ -17,7 +17,7 @@ OFFSETS=${OFFSETS:-0,1,4}
 for ex in haxpy vector_sum; do
   for v in $VARIANTS; do
     name=${v%%:*}; flags=${v#*:}; flags=${flags//,/ }
-    nvcc -O3 -std=c++17 -arch=sm_$ARCH $flags -Iexercises/$ex -Igrader exercises/$ex/adapter.cu \
+    nvcc -O3 -std=c++17 -arch=sm_$ARCH $flags -Iexercises/$ex -Igrader/protocol exercises/$ex/adapter.cu \
          solutions/$ex/$ex.cu build/libbwworker.a -o "$W/${ex}_$name" -lcudart &
   done
 done

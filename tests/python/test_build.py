@@ -34,9 +34,9 @@ gmake: *** [Makefile:100: all] Error 2
 """
 
 GCC_FAIL = """\
-[ 10%] Building C object CMakeFiles/bwjudge.dir/grader/cases.c.o
-ROOT/grader/cases.c: In function 'f':
-ROOT/grader/cases.c:1:23: error: expected expression before ';' token
+[ 10%] Building C object CMakeFiles/bwjudge.dir/grader/judge/cases.c.o
+ROOT/grader/judge/cases.c: In function 'f':
+ROOT/grader/judge/cases.c:1:23: error: expected expression before ';' token
     1 | void f(void){ int x = ; }
       |                       ^
 gmake[2]: *** [CMakeFiles/bwjudge.dir/build.make:76: cases.c.o] Error 1
@@ -62,8 +62,8 @@ class Trim(unittest.TestCase):
 
     def test_gcc_error_keeps_function_line(self):
         lines = build.trim_compiler_output(GCC_FAIL.replace("ROOT", "/r"), {"/r/": ""})
-        self.assertEqual(lines[:2], ["grader/cases.c: In function 'f':",
-                                     "grader/cases.c:1:23: error: expected expression before ';' token"])
+        self.assertEqual(lines[:2], ["grader/judge/cases.c: In function 'f':",
+                                     "grader/judge/cases.c:1:23: error: expected expression before ';' token"])
         self.assertIn("    1 | void f(void){ int x = ; }", lines)
 
     def test_linker(self):
@@ -85,8 +85,8 @@ class Trim(unittest.TestCase):
     def test_failed_make_targets(self):
         text = ("gmake[2]: *** [tests/CMakeFiles/t.dir/build.make:103: tests/test_x] Error 1\n"
                 "gmake[1]: *** [CMakeFiles/Makefile2:672: tests/CMakeFiles/t.dir/all] Error 2\n"
-                "FAILED: CMakeFiles/bwgrade.dir/grader/main.c.o\n")
-        self.assertEqual(build.failed_make_targets(text), ["tests/test_x", "CMakeFiles/bwgrade.dir/grader/main.c.o"])
+                "FAILED: CMakeFiles/bwgrade.dir/grader/modes/main.c.o\n")
+        self.assertEqual(build.failed_make_targets(text), ["tests/test_x", "CMakeFiles/bwgrade.dir/grader/modes/main.c.o"])
 
     def test_cap(self):
         text = "".join(f"x.cu({i}): error: e{i}\n" for i in range(200))

@@ -1162,12 +1162,12 @@ class BatchTests(unittest.TestCase):
     def test_a_grader_that_does_not_build_stops_the_batch_with_exit_4(self):
         class BrokenKit(FakeRunner):
             def setup(self, timeout):
-                raise grade_runner.build.KitError("the grader did not build (exit 2)", ["grader/main.c:1: error"])
+                raise grade_runner.build.KitError("the grader did not build (exit 2)", ["grader/modes/main.c:1: error"])
 
         code, text, runner = self.grade(runner=BrokenKit(), out="broken_kit")
         self.assertEqual(code, 4, text)
         self.assertIn("the grader did not build (exit 2)", text)
-        self.assertIn("grader/main.c:1: error", text)
+        self.assertIn("grader/modes/main.c:1: error", text)
         self.assertFalse([c for c in runner.calls if c[0] == "test"])
         self.assertEqual([p.name for p in (self.dir / "broken_kit").glob("*.json")], ["manifest.json"])
 

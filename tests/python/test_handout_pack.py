@@ -67,7 +67,7 @@ def files_under(folder):
 class RuleTests(unittest.TestCase):
     def test_allow_and_deny(self):
         inside = ["run.py", "CMakeLists.txt", "README.md", "exercises/haxpy/haxpy.cu",
-                  "grader/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
+                  "grader/modes/main.c", "grader/py/bwlab/cli.py", "grader/py/bwlab/cmd_grade.py",
                   "reference/bf16.h", "handout/haxpy.md", "docs/ARCHITECTURE.md", "docs/SPEED.md",
                   "tests/CMakeLists.txt", "tests/unit/test_cases.c", "tests/python/test_submission.py",
                   "tests/corpus/noop/exercises/haxpy/haxpy.cu"]
@@ -175,7 +175,7 @@ class SubsetRuleTests(unittest.TestCase):
         files = ["exercises/vector/vector.cu", "exercises/vector_sum/vector_sum.cu",
                  "exercises/exercises.def", "handout/vector.md", "handout/vector_sum.md",
                  "handout/README.md", "grader/peers/vector_cub.cu", "grader/peers/vector_sum_cub.cu",
-                 "grader/main.c"]
+                 "grader/modes/main.c"]
         gone = handout_subset.left_out(files, Path("/nonexistent"), ["vector", "vector_sum"], ["vector"])
         self.assertEqual(sorted(gone), ["exercises/vector_sum/vector_sum.cu", "grader/peers/vector_sum_cub.cu",
                                         "handout/vector_sum.md"])
@@ -299,7 +299,7 @@ class FakeKitTests(unittest.TestCase):
         files = {
             "run.py": "print('hi')\n", "CMakeLists.txt": "project(x)\n",
             "exercises/exercises.def": "BW_EXERCISE(haxpy, 2, 1, 1, \"y\")\n",
-            "exercises/haxpy/haxpy.cu": "// stub\n", "grader/main.c": "int main(void){return 0;}\n",
+            "exercises/haxpy/haxpy.cu": "// stub\n", "grader/modes/main.c": "int main(void){return 0;}\n",
             "grader/py/bwlab/__init__.py": "", "grader/py/bwlab/__pycache__/x.cpython-311.pyc": "junk",
             "solutions/haxpy/haxpy.cu": "// the answer\n",
             "grader/instructor/secret_seed": f"{FAKE_SEED}\n",
@@ -322,7 +322,7 @@ class FakeKitTests(unittest.TestCase):
         extract(self.out, dest)
         got = files_under(dest / "bwlab")
         self.assertEqual(got, ["CMakeLists.txt", "docs/ARCHITECTURE.md", "exercises/exercises.def",
-                               "exercises/haxpy/haxpy.cu", "grader/main.c", "grader/py/bwlab/__init__.py",
+                               "exercises/haxpy/haxpy.cu", "grader/modes/main.c", "grader/py/bwlab/__init__.py",
                                "handout/policy.ini", "run.py", "tests/python/test_public.py"])
         # the course's policy goes in, byte for byte (so its sha256 is the one
         # grading records), though grader/instructor/ itself stays out
@@ -447,7 +447,7 @@ class RealKitTests(unittest.TestCase):
 
     def test_what_a_student_needs_is_there(self):
         must = ["run.py", "CMakeLists.txt", "tests/CMakeLists.txt", "exercises/exercises.def",
-                "grader/py/bwlab/cli.py", "grader/py/bwlab/__init__.py", "grader/main.c",
+                "grader/py/bwlab/cli.py", "grader/py/bwlab/__init__.py", "grader/modes/main.c",
                 "reference/ref_kernels.c", "docs/ARCHITECTURE.md"]
         for ex in exercises.names(ROOT):
             must += [f"exercises/{ex}/{ex}.cu", f"exercises/{ex}/{ex}.h", f"exercises/{ex}/adapter.cu"]

@@ -1,5 +1,5 @@
 """The worker sandbox: run.py grade --sandbox auto|bwrap|none (sandbox.py picks,
-bwgrade --sandbox/--hide confines, grader/sandbox.c).
+bwgrade --sandbox/--hide confines, grader/supervisor/sandbox.c).
 
 The real test puts a small program in the worker's place, runs it through
 bwgrade with and without the sandbox, and reads what it could do: connect to

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import build, scoring, vet  # noqa: E402
 
-HAXPY_INC = [ROOT / "exercises" / "haxpy", ROOT / "grader"]
-VSUM_INC = [ROOT / "exercises" / "vector_sum", ROOT / "grader"]
+HAXPY_INC = [ROOT / "exercises" / "haxpy", ROOT / "grader" / "protocol"]
+VSUM_INC = [ROOT / "exercises" / "vector_sum", ROOT / "grader" / "protocol"]
 
 # Small student files, each breaking one rule (compiled, never linked or run).
 BAD = {
@@ -390,7 +390,7 @@ class CorpusVetTests(unittest.TestCase):
             exp = json.loads(exp_file.read_text())
             ex = exp["exercise"]
             cu = exp_file.parent / "exercises" / ex / f"{ex}.cu"
-            entries.append((exp_file.parent.name, exp, cu, [ROOT / "exercises" / ex, ROOT / "grader"]))
+            entries.append((exp_file.parent.name, exp, cu, [ROOT / "exercises" / ex, ROOT / "grader" / "protocol"]))
         self.assertTrue(entries)
         with tempfile.TemporaryDirectory(prefix="bwlab-test-vet-corpus-") as tmp:
             def one(item):

@@ -1,4 +1,4 @@
-/* The grader's own clock on a benchmark (grader/bench_witness.c), driven
+/* The grader's own clock on a benchmark (grader/supervisor/bench_witness.c), driven
  * against tests/unit/fake_worker.c: the fake "calls" sleep for as long as
  * a test says and claim whatever figure the test says, so a worker that
  * lies about its timing is seen without a GPU. */

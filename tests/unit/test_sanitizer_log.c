@@ -1,4 +1,4 @@
-/* Sorting compute-sanitizer's log (grader/sanitizer_log.c): which findings
+/* Sorting compute-sanitizer's log (grader/supervisor/sanitizer_log.c): which findings
  * cost a case, which are only shown. Each log is written in the format
  * compute-sanitizer documents: a finding is a headline after the mark and one
  * blank, its details indented further, a bare mark after it, and an

@@ -1,5 +1,5 @@
 """A CUDA context held open on a grading lane's GPU for as long as the lane
-works (bwhold, grader/hold_context.c).
+works (bwhold, grader/worker/hold_context.c).
 
 With no other process on a GPU, a worker's first CUDA call took about twice
 as long as with a context held there (docs/SPEED.md), and a submission

@@ -253,7 +253,7 @@ class KitRunner:
 
     # bwgrade's --sandbox/--hide (sandbox.Sandbox.bwgrade_args), set by run()
     sandbox_args: tuple[str, ...] = ()
-    # Containment without bubblewrap (grader/containment.h): as root the
+    # Containment without bubblewrap (grader/supervisor/containment.h): as root the
     # workers run as nobody, each in its own PID namespace; bwgrade skips it
     # under --sandbox and says in its JSON ("containment") what was in force.
     contain_args: tuple[str, ...] = ("--contain",)

@@ -1,6 +1,6 @@
 """Which sandbox `run.py grade` runs the workers in (--sandbox auto|bwrap|none).
 
-bwgrade does the confining (grader/sandbox.c: bubblewrap around each worker,
+bwgrade does the confining (grader/supervisor/sandbox.c: bubblewrap around each worker,
 no network, read-only files but a private HOME/TMPDIR, hidden paths, the
 GPU's device nodes). This module only picks it: `bwrap` must be installed
 and must work here (a container may forbid namespaces), `auto` falls back to

@@ -87,7 +87,7 @@ LIMIT_DEFAULTS = {"build_timeout": 600.0, "test_timeout": 1800.0, "bench_timeout
 # Case outcomes that neither pass nor fail a group.
 NEUTRAL_OUTCOMES = ("skipped",)
 # ... except cases bwgrade did not run because earlier ones kept crashing or
-# hanging (grader/test_mode.c words their detail so): those count as failed,
+# hanging (grader/modes/test_mode.c words their detail so): those count as failed,
 # or a kernel that crashes on every large n would pass its later groups free.
 GAVE_UP_DETAIL = "not run:"
 

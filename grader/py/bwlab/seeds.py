@@ -68,9 +68,9 @@ def parse_seed(text: str, origin: str) -> int:
 
 
 def public_seed(root: Path) -> int | None:
-    """BW_PUBLIC_SEED from grader/cases.h, if it can be read."""
+    """BW_PUBLIC_SEED from grader/judge/cases.h, if it can be read."""
     try:
-        text = (root / "grader" / "cases.h").read_text(encoding="utf-8")
+        text = (root / "grader" / "judge" / "cases.h").read_text(encoding="utf-8")
     except OSError:
         return None
     m = re.search(r"#define\s+BW_PUBLIC_SEED\s+(?:UINT64_C\()?\s*(0[xX][0-9a-fA-F]+|\d+)", text)

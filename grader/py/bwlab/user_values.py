@@ -1,5 +1,5 @@
 """The values a user types (seeds, case indices, element counts, offsets),
-checked by the rules bwgrade's own parsers apply (grader/main.c), so that a
+checked by the rules bwgrade's own parsers apply (grader/modes/main.c), so that a
 bad one is refused with one line before anything is built.
 
 Each check_* function returns the value as bwgrade should get it, or raises
@@ -16,7 +16,7 @@ from typing import Callable
 
 INT_MAX = 2 ** 31 - 1
 U64_MAX = 2 ** 64 - 1
-MAX_OFFSET = 127          # 2 * offset must stay below the 256-byte alignment (grader/image.h)
+MAX_OFFSET = 127          # 2 * offset must stay below the 256-byte alignment (grader/judge/image.h)
 MAX_PROFILE_CALLS = 1000  # bwgrade bench --profile-calls
 
 # bwgrade's parse_u64: decimal, or hex after 0x; a digit first (no sign, no space).

@@ -448,7 +448,7 @@ def vet_built(tree: Path, target: str, exercise: str, allow_libraries: bool | No
     if not kit or not student:
         raise VetError(f"the compiled {source} was not found in {tree}")
     cu = Path(student) / exercise / f"{exercise}.cu"
-    incs = [Path(kit) / "exercises" / exercise, Path(kit) / "grader"]
+    incs = [Path(kit) / "exercises" / exercise, Path(kit) / "grader" / "protocol"]
     arch = (cache.get("CMAKE_CUDA_ARCHITECTURES") or "").split(";")[0] or None
     if arch and not arch.isdigit():
         arch = None

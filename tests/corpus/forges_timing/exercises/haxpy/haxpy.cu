@@ -14,7 +14,7 @@
 //     the host clock around a call agrees with the forged event span (the
 //     worker's lag check sees nothing).
 // The copy is timed in another worker, truly. Only a clock outside this
-// process can tell: bwgrade's (grader/bench_witness.h).
+// process can tell: bwgrade's (grader/supervisor/bench_witness.h).
 #include "haxpy.h"
 
 #include <cstdint>
