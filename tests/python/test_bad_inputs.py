@@ -31,9 +31,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import (EXIT_TOOL, EXIT_USAGE, build, cli, cmd_asm, cmd_grade, cmd_selftest,  # noqa: E402
-                   ncu, optional_tools)
+                   exercises, ncu, optional_tools)
 
 SIZE_FORMS = re.escape("(N, 2^P, 2^P+K, 2^P-K; 1 to 2^31-1)")
+SHAPE_FORMS = re.escape("(RxC, rows and cols from 1, rows*cols at most 2^31-1)")
+# The kit's exercises, as its messages list them, and its first MATRIX
+# exercise (sized RxC), if it has one.
+NAMES = exercises.names(ROOT)
+KNOWN = re.escape(", ".join(NAMES))
+FILES = re.escape(", ".join(f"exercises/{n}/{n}.cu" for n in NAMES))
+MATRIX = next((e.name for e in exercises.load(ROOT) if e.matrix), None)
 
 # (argv, extra environment, tools missing, exit code, regex for the one line).
 # In argv, {empty} is an empty folder, {corrupt} a grading folder whose
@@ -49,9 +56,9 @@ ROWS = [
     (["test", "--seed", str(2 ** 64)], {}, (), 2, r"--seed: '18446744073709551616' is not a seed"),
     (["test"], {"BWLAB_SEED": "abc"}, (), 2, r"BWLAB_SEED: 'abc' is not a seed .*unset it"),
     (["test", "haxpy"], {"BWLAB_SEED": "-7"}, (), 2, r"BWLAB_SEED: '-7' is not a seed"),
-    (["test", "nosuch"], {}, (), 2, r"unknown exercise 'nosuch' \(this kit has: haxpy, vector_sum\)"),
+    (["test", "nosuch"], {}, (), 2, r"unknown exercise 'nosuch' \(this kit has: " + KNOWN + r"\)"),
     (["test", "--submission", "{empty}"], {}, (), 2,
-     r"submission .*: none of exercises/haxpy/haxpy.cu, exercises/vector_sum/vector_sum.cu is in it"),
+     r"submission .*: none of " + FILES + " is in it"),
     (["test", "--submission", "{empty}/nope"], {}, (), 2, r"submission .*: no such file or directory"),
     (["test", "--sanitizer", "bogus"], {}, (), 2, r"--sanitizer: invalid choice: 'bogus'"),
     (["test", "--frobnicate"], {}, (), 2, r"unrecognized arguments: --frobnicate \(see python3 run.py test --help\)"),
@@ -98,6 +105,11 @@ ROWS = [
     (["profile", "haxpy"], {"BWLAB_SEED": "x"}, ("ncu",), 2, r"BWLAB_SEED: 'x' is not a seed"),
     (["profile", "haxpy", "--submission", "{empty}"], {}, ("ncu",), 2, r"none of exercises/haxpy/haxpy.cu"),
     (["profile", "haxpy", "--clock-control", "max"], {}, (), 2, r"--clock-control: invalid choice: 'max'"),
+    (["profile", "haxpy", "--shape", "0x5"], {}, (), 2, r"--shape: '0x5' is not a shape " + SHAPE_FORMS),
+    (["profile", "haxpy", "--shape", "46341x46341"], {}, (), 2, r"--shape: '46341x46341' is not a shape"),
+    (["profile", "haxpy", "--shape", "4*4"], {}, (), 2, r"--shape: '4\*4' is not a shape"),
+    (["profile", "haxpy", "--shape", "4x4"], {}, ("ncu",), 2,
+     r"--shape: haxpy is sized by an element count, not rows x cols: give --n N instead"),
     # crosscheck
     (["crosscheck"], {}, ("ncu",), 5, r"ncu was not found, and `run.py crosscheck` needs it"),
     (["crosscheck", "--calls", "0"], {}, (), 2, r"--calls: '0' is not a whole number from 1 to 1000"),
@@ -127,7 +139,7 @@ ROWS = [
      r"\$BWLAB_SECRET_SEED: a secret seed must lie between 2\^32 and 2\^64-1"),
     (["grade", "{empty}", "--public", "--out", "{out}", "--sandbox", "maybe"], {}, (), 2, r"--sandbox: invalid choice"),
     (["grade", "{empty}", "--public", "--out", "{out}"], {}, ("compute-sanitizer",), 5,
-     r"compute-sanitizer was not found, and the policy's memcheck \(haxpy, vector_sum\) needs it; "
+     r"compute-sanitizer was not found, and the policy's memcheck \(" + KNOWN + r"\) needs it; "
      r".*or set memcheck = none in the policy"),
     # merge
     (["merge", "{empty}"], {}, (), 2, r"the following arguments are required: --out"),
@@ -142,7 +154,7 @@ ROWS = [
     (["score", "--policy", "{empty}/none.ini"], {}, (), 2, r"cannot read policy file .*/empty/none.ini"),
     (["score", "--submission", "{empty}"], {}, (), 2, r"none of exercises/haxpy/haxpy.cu"),
     (["score"], {}, ("compute-sanitizer",), 5,
-     r"compute-sanitizer was not found, and the policy's memcheck \(haxpy, vector_sum\) needs it"),
+     r"compute-sanitizer was not found, and the policy's memcheck \(" + KNOWN + r"\) needs it"),
     # report
     (["report", "{empty}/nope"], {}, (), 2, r"nope: not a folder"),
     (["report", "{empty}"], {}, (), 2, r"no manifest.json \(is it run.py grade's --out folder\?\)"),
@@ -150,6 +162,9 @@ ROWS = [
     (["report", "{badrecord}"], {}, (), 2, r"badrecord/alice.json: not readable JSON"),
     (["report", "{empty}", "--colour"], {}, (), 2, r"unrecognized arguments: --colour"),
 ]
+if MATRIX:
+    ROWS.append((["profile", MATRIX, "--n", "1000"], {}, ("ncu",), 2,
+                 rf"--n: {MATRIX} is a MATRIX exercise, sized rows x cols: give --shape RxC instead"))
 
 
 class Built(Exception):
@@ -240,6 +255,7 @@ class BadInputs(unittest.TestCase):
         for argv in (["test", "--case", "3", "--seed", "0x2a"],
                      ["benchmark", "--sizes", "2^20+5,1000", "--offsets", "0,127"],
                      ["profile", "haxpy", "--n", "2^28-1", "--offset", "1"],
+                     *([["profile", MATRIX, "--shape", "46340x46340"]] if MATRIX else []),
                      ["crosscheck", "--calls", "5"]):
             with self.subTest(argv=argv):
                 code, out, err, built = self.invoke(argv, {"BWLAB_SEED": "12"}, ())
@@ -275,14 +291,14 @@ class BwgradeRefuses(unittest.TestCase):
             fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
             plan = build.Plan(build_dir=tmp, bwgrade=fake, workers=[
                 build.Worker(ex, "student", f"bw_worker_{ex}", path=tmp / ex, status="ok")
-                for ex in ("haxpy", "vector_sum")])
+                for ex in NAMES])
             out, err = io.StringIO(), io.StringIO()
             with mock.patch.object(build, "prepare", return_value=plan), \
                     contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = cli.main(["test", "--case", "99999"])
         text = out.getvalue() + err.getvalue()
         self.assertEqual(code, 2, text)
-        self.assertEqual(text.count("there is no case 99999"), 2, text)
+        self.assertEqual(text.count("there is no case 99999"), len(NAMES), text)
         self.assertNotIn("usage", text)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "grader" / "py"))
 
-from bwlab import scoring  # noqa: E402
+from bwlab import policy_file, scoring  # noqa: E402
 
 BENCH = {"copy": {"method": "kernel", "gbs": 3055.0, "ms_q1": 0.527, "ms_median": 0.527, "ms_q3": 0.527},
          "copies": [{"method": "memcpy", "gbs": 3030.0, "ms_q1": 0.531, "ms_median": 0.531, "ms_q3": 0.531},
@@ -19,7 +19,7 @@ PASSED = {"passed": True}
 
 
 def perf(policy_text: str) -> dict:
-    pol = scoring.parse_policy(policy_text).for_exercise("haxpy")
+    pol = policy_file.parse_policy(policy_text).for_exercise("haxpy")
     return scoring.score_performance(pol, {"bench": BENCH}, PASSED)
 
 
@@ -46,13 +46,13 @@ class BaselineTests(unittest.TestCase):
         self.assertEqual(out["pct_copy"], 80.0)
 
     def test_an_unknown_baseline_is_refused(self):
-        with self.assertRaises(scoring.PolicyError):
-            scoring.parse_policy("[all]\nbaseline = fastest\n")
+        with self.assertRaises(policy_file.PolicyError):
+            policy_file.parse_policy("[all]\nbaseline = fastest\n")
 
     def test_a_report_from_before_two_copies_scores_its_pct_copy(self):
         # No `copies`: pct_copy was of cudaMemcpy, whatever the policy says.
         old = {"copy": BENCH["copies"][0], "rows": [dict(BENCH["rows"][0], pct_memcpy=None)]}
-        pol = scoring.parse_policy("[all]\nthresholds = 90:1.0\n").for_exercise("haxpy")
+        pol = policy_file.parse_policy("[all]\nthresholds = 90:1.0\n").for_exercise("haxpy")
         out = scoring.score_performance(pol, {"bench": old}, PASSED)
         self.assertEqual(out["pct_copy"], 60.0)
 

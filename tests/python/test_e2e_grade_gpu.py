@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import exercises, scoring  # noqa: E402
+from bwlab import exercises, policy_file, scoring  # noqa: E402
 
 PREFERRED_BROKEN = ("off_by_one_write", "ignored_tail", "overwrites_input", "reads_past_end")
 SLOW_ENTRIES = ("hangs",)   # fine, but they cost minutes
@@ -120,8 +120,8 @@ class GpuGradeTests(unittest.TestCase):
             self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-6000:])
             rows = read_rows(out)
             self.assertEqual(list(rows), sorted(p.name for p in subs))
-            policy = scoring.load_policy(ROOT / "grader" / "instructor" / "policy.ini") \
-                if (ROOT / "grader" / "instructor" / "policy.ini").is_file() else scoring.default_policy()
+            policy = policy_file.load_policy(ROOT / "grader" / "instructor" / "policy.ini") \
+                if (ROOT / "grader" / "instructor" / "policy.ini").is_file() else policy_file.default_policy()
             for ex in names:
                 full = scoring.fmt_points(policy.for_exercise(ex).correctness_points)
                 self.assertEqual(rows["solutions"][f"{ex}_correctness"], full,

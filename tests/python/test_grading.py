@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import (child_run, cmd_grade, cmd_merge, grade_batch, grade_runner, gradebook,  # noqa: E402
-                   sandbox, scoring, seeds, submission_ids)
+                   policy_file, sandbox, scoring, seeds, submission_ids)
 from bwlab.grade_runner import Built, Outcome  # noqa: E402
 
 EXERCISES = ["haxpy", "vector_sum"]
@@ -254,7 +254,7 @@ def read_csv(path):
 
 
 def policy(text=""):
-    return scoring.parse_policy(text, "<test>")
+    return policy_file.parse_policy(text, "<test>")
 
 
 # --------------------------------------------------------------------------
@@ -270,9 +270,9 @@ class ScoringTests(unittest.TestCase):
         return scoring.score_exercise(pol or self.pol, res)
 
     def test_defaults_match_the_shipped_policy_file(self):
-        shipped = scoring.load_policy(ROOT / "grader" / "instructor" / "policy.ini")
-        self.assertEqual(shipped.base, scoring.default_policy().base)
-        self.assertEqual(shipped.limits, scoring.default_policy().limits)
+        shipped = policy_file.load_policy(ROOT / "grader" / "instructor" / "policy.ini")
+        self.assertEqual(shipped.base, policy_file.default_policy().base)
+        self.assertEqual(shipped.limits, policy_file.default_policy().limits)
 
     def test_full_pass_and_fast_gets_everything(self):
         s = self.score(test_doc("haxpy"), bench_doc("haxpy", 97.0))
@@ -404,7 +404,7 @@ class ScoringTests(unittest.TestCase):
         self.assertEqual(p.for_exercise("haxpy").max_points, 80)
         self.assertEqual(p.for_exercise("vector_sum").max_points, 100)
         p.check_exercises(EXERCISES)
-        with self.assertRaises(scoring.PolicyError):
+        with self.assertRaises(policy_file.PolicyError):
             policy("[exercise nosuch]\nperformance_points = 1\n").check_exercises(EXERCISES)
 
     def test_noise_band_and_the_flag_near_a_threshold(self):
@@ -449,7 +449,7 @@ class ScoringTests(unittest.TestCase):
         }
         for text, needle in bad.items():
             with self.subTest(text=text):
-                with self.assertRaises(scoring.PolicyError) as cm:
+                with self.assertRaises(policy_file.PolicyError) as cm:
                     policy(text)
                 self.assertIn(needle, str(cm.exception))
 
@@ -583,7 +583,7 @@ class MemcheckScoringTests(unittest.TestCase):
 
 def make_record(sid, scores, problems=(), seconds=1.0):
     """scores: exercise -> (test doc or state string, bench pct or None)."""
-    pol = scoring.default_policy()
+    pol = policy_file.default_policy()
     exs = []
     for ex in EXERCISES:
         test, pct = scores[ex]

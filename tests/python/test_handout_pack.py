@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import cmd_handout, exercises, handout_files, handout_subset, scoring  # noqa: E402
+from bwlab import cmd_handout, exercises, handout_files, handout_subset, policy_file  # noqa: E402
 
 # The link checker of test_doc_links.py, to follow the subset handout's links.
 _links_spec = importlib.util.spec_from_file_location("doc_links", ROOT / "tests" / "python" / "test_doc_links.py")
@@ -139,7 +139,8 @@ class SubsetRuleTests(unittest.TestCase):
     TABLE = ("/*\n * The exercise table.\n * BW_EXERCISE(name, n_arrays, in_place, uses_alpha, summary)\n */\n"
              'BW_EXERCISE(haxpy, 2, 1, 1, "y = alpha*x + y (bf16, in place)")\n'
              'BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n'
-             'BW_EXERCISE(saxpy, "y = a*x + y (fp32)")\n')
+             'BW_EXERCISE(saxpy, "y = a*x + y (fp32)")\n'
+             'BW_EXERCISE(transpose)\n')
 
     def test_the_names_asked_for(self):
         # Catches an unknown name packed as an empty exercise, an empty list
@@ -149,19 +150,22 @@ class SubsetRuleTests(unittest.TestCase):
         with self.assertRaises(exercises.UnknownExercise) as e:
             handout_subset.requested("haxpy,nope", self.TABLE)
         self.assertEqual(str(e.exception), "--exercises: unknown exercise 'nope' "
-                                           "(this kit has: haxpy, vector_sum, saxpy)")
+                                           "(this kit has: haxpy, vector_sum, saxpy, transpose)")
         for empty in ("", " ", "haxpy,", ",haxpy", "haxpy,,saxpy"):
             with self.subTest(text=empty), self.assertRaises(ValueError) as e:
                 handout_subset.requested(empty, self.TABLE)
-            self.assertIn("haxpy, vector_sum, saxpy", str(e.exception))
+            self.assertIn("haxpy, vector_sum, saxpy, transpose", str(e.exception))
 
     def test_the_table_keeps_its_header_and_the_listed_lines(self):
-        # Catches a trim by the whole row's format (the new
-        # BW_EXERCISE(name, "summary") line would be lost), a header dropped,
-        # and an unlisted line kept.
+        # Catches a trim by the whole row's format (the new BW_EXERCISE(name)
+        # line, or a BW_EXERCISE(name, "summary") one, would be lost or
+        # kept), a header dropped, and an unlisted line kept.
         got = handout_subset.trim_table(self.TABLE, ["saxpy", "haxpy"])
-        self.assertEqual(got, self.TABLE.replace('BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n', ""))
-        self.assertEqual([e.name for e in exercises.parse(got)], ["haxpy", "saxpy"])
+        self.assertEqual(got, self.TABLE.replace('BW_EXERCISE(vector_sum, 3, 0, 0, "c = a + b (bf16)")\n', "")
+                         .replace("BW_EXERCISE(transpose)\n", ""))
+        self.assertEqual(exercises.table_names(got), ["haxpy", "saxpy"])
+        got = handout_subset.trim_table(self.TABLE, ["transpose"])
+        self.assertEqual(exercises.table_names(got), ["transpose"])
         got = handout_subset.trim_table(self.TABLE, ["vector_sum"])
         self.assertEqual(got.splitlines()[:4], self.TABLE.splitlines()[:4])
         self.assertEqual([l for l in got.splitlines() if "BW_EXERCISE(" in l and not l.startswith(" *")],
@@ -328,7 +332,7 @@ class FakeKitTests(unittest.TestCase):
         # grading records), though grader/instructor/ itself stays out
         packed = (dest / "bwlab" / "handout" / "policy.ini").read_bytes()
         self.assertEqual(packed, (self.root / "grader" / "instructor" / "policy.ini").read_bytes())
-        self.assertEqual(scoring.parse_policy(packed.decode()).for_exercise("haxpy").performance_points, 40)
+        self.assertEqual(policy_file.parse_policy(packed.decode()).for_exercise("haxpy").performance_points, 40)
         self.assertTrue(os.access(dest / "bwlab" / "run.py", os.X_OK))
         self.assertIn("solutions/", text)
         self.assertIn("grader/instructor/", text)
@@ -386,7 +390,7 @@ class FakeKitTests(unittest.TestCase):
         quiet(cmd_handout.pack, self.root,
               handout_files.select(handout_files.list_files(self.root)[0], self.root)[0],
               self.out, "bwlab", int(tarfile.open(self.out).getmembers()[0].mtime),
-              {scoring.HANDOUT_POLICY: cmd_handout.course_policy(self.root)})
+              {policy_file.HANDOUT_POLICY: cmd_handout.course_policy(self.root)})
         self.assertEqual(a, self.out.read_bytes())
 
 
@@ -469,7 +473,7 @@ class RealKitTests(unittest.TestCase):
         # trimmed, a page's links or the README's table edited, a file of
         # the packing list missing.
         kept, _ = handout_files.select(handout_files.list_files(ROOT)[0], ROOT)
-        self.assertEqual(self.files, sorted(kept + [scoring.HANDOUT_POLICY]))
+        self.assertEqual(self.files, sorted(kept + [policy_file.HANDOUT_POLICY]))
         for f in kept:
             self.assertEqual((self.kit / f).read_bytes(), (ROOT / f).read_bytes(), f)
         self.assertNotIn(handout_subset.TABLE_NOTE, (self.kit / "handout" / "README.md").read_text())
@@ -486,17 +490,17 @@ class RealKitTests(unittest.TestCase):
         # --show-policy prints the hash grading records (not the built-in
         # defaults' e3b0c44298fc, the sha256 of nothing).
         from bwlab import cmd_score
-        src = ROOT / scoring.INSTRUCTOR_POLICY
+        src = ROOT / policy_file.INSTRUCTOR_POLICY
         if not src.is_file():
             self.skipTest("no grader/instructor/policy.ini in this copy of the kit")
-        want = scoring.load_policy(src).sha256[:12]
+        want = policy_file.load_policy(src).sha256[:12]
         r = subprocess.run([sys.executable, "run.py", "grade", "--show-policy"], cwd=self.kit,
                            capture_output=True, text=True, timeout=120,
                            env={**os.environ, "BWLAB_ROOT": str(self.kit)})
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"policy: {scoring.HANDOUT_POLICY} (sha256 {want})", r.stdout)
-        score_policy = scoring.find_policy(self.kit, None, cmd_score.POLICY_FALLBACKS)
-        self.assertEqual(scoring.shown_source(score_policy, self.kit), scoring.HANDOUT_POLICY)
+        self.assertIn(f"policy: {policy_file.HANDOUT_POLICY} (sha256 {want})", r.stdout)
+        score_policy = policy_file.find_policy(self.kit, None, cmd_score.POLICY_FALLBACKS)
+        self.assertEqual(policy_file.shown_source(score_policy, self.kit), policy_file.HANDOUT_POLICY)
         self.assertEqual(score_policy.sha256[:12], want)
 
     @unittest.skipUnless(os.environ.get("BWLAB_SLOW_TESTS") == "1",
@@ -558,7 +562,7 @@ class SubsetKitTests(unittest.TestCase):
                         if not any(peer.name.startswith(f"{o}_") for o in self.names if len(o) > len(other)):
                             self.assertEqual(f"grader/peers/{peer.name}" in files, listed, peer.name)
                 table = (kit / "exercises" / "exercises.def").read_text()
-                self.assertEqual([e.name for e in exercises.parse(table)], [ex])
+                self.assertEqual(exercises.table_names(table), [ex])
                 kit_table = (ROOT / "exercises" / "exercises.def").read_text()
                 self.assertEqual(table, handout_subset.trim_table(kit_table, [ex]))
                 self.assertTrue(table.startswith("/*"), "the table's comment header is kept")

@@ -320,11 +320,22 @@ class Diagnosis(unittest.TestCase):
         self.assertFalse(ncu.rejects_instance_mode("==PROF== Disconnected from process 1", "details"))
 
 
+MATRIX = exercises.parse_declaration(
+    'BW_SUMMARY("m")\nBW_SHAPE(MATRIX)\nBW_ARRAY(a, BF16, IN, ROWS_COLS)\nBW_ARRAY(b, BF16, OUT, COLS_ROWS)\n',
+    "mat")
+REDUCTION = exercises.parse_declaration(
+    'BW_SUMMARY("r")\nBW_SHAPE(REDUCTION)\nBW_ARRAY(x, BF16, IN, N)\nBW_ARRAY(s, F32, OUT, ONE)\n', "red")
+
+
 class Expected(unittest.TestCase):
     def test_bytes_per_element(self):
-        table = {e.name: e for e in exercises.load(ROOT)}
-        self.assertEqual(cmd_profile.expected_bytes(table["haxpy"], 10), (40, 20))
-        self.assertEqual(cmd_profile.expected_bytes(table["vector_sum"], 10), (40, 20))
+        # From each exercise's declaration: catches a fixed element size or
+        # "every array but the last is read".
+        read = lambda name: exercises.read(name, ROOT)  # noqa: E731
+        self.assertEqual(cmd_profile.expected_bytes(read("haxpy"), 10), (40, 20))
+        self.assertEqual(cmd_profile.expected_bytes(read("vector_sum"), 10), (40, 20))
+        self.assertEqual(cmd_profile.expected_bytes(REDUCTION, 10), (20, 4))
+        self.assertEqual(cmd_profile.expected_bytes(MATRIX, 15, 3, 5), (30, 30))
 
 
 # ---------------------------------------------------------------------------
@@ -373,7 +384,9 @@ class ProfileCommand(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_profile(self, argv, mode="", ncu_path="default", env=None):
+    def run_profile(self, argv, mode="", ncu_path="default", env=None, exercise=None):
+        """cmd_profile.run(argv) with ncu faked and no build; exercise: an
+        Exercise that stands for the one argv names (else the kit's)."""
         parser = argparse.ArgumentParser()
         cmd_profile.add_arguments(parser)
         args = parser.parse_args(argv)
@@ -388,7 +401,9 @@ class ProfileCommand(unittest.TestCase):
 
         out, err = io.StringIO(), io.StringIO()
         env = dict(self.env, FAKE_NCU_MODE=mode, **(env or {}))
+        select = (lambda names, root=None: [exercise]) if exercise else exercises.select
         with mock.patch.dict(os.environ, env), \
+                mock.patch.object(exercises, "select", select), \
                 mock.patch("bwlab.cmd_test.prepare", fake_prepare), \
                 mock.patch.object(ncu, "find_ncu",
                                   return_value=self.fake if ncu_path == "default" else ncu_path), \
@@ -450,6 +465,46 @@ class ProfileCommand(unittest.TestCase):
         rc, out, err = self.run_profile(["haxpy", "--n", "1000", "--offset", "3", "--seed", "7"])
         args = self.argsfile.read_text().splitlines()
         self.assertEqual(args[-6:], ["--n", "1000", "--offset", "3", "--seed", "7"])
+
+    def test_matrix_shape_passed(self):
+        # A MATRIX exercise: bwgrade once gets --rows and --cols, never --n,
+        # and the bytes needed are its declaration's at rows * cols.
+        rc, out, err = self.run_profile(["mat", "--shape", "3x5"], exercise=MATRIX,
+                                        env={"FAKE_NCU_DETAILS_CSV": ""})
+        args = self.argsfile.read_text().splitlines()
+        self.assertEqual(args[-9:], ["/kit/build/bwgrade", "once", "mat", "--worker",
+                                     "/kit/build/bw_worker_haxpy_solution", "--rows", "3", "--cols", "5"])
+        self.assertIn("3 x 5 (15 elements)", out)
+        self.assertIn("needed: 30 (2 B/element)", out)
+        rc, out, err = self.run_profile(["mat"], exercise=MATRIX, env={"FAKE_NCU_DETAILS_CSV": ""})
+        self.assertEqual(self.argsfile.read_text().splitlines()[-4:], ["--rows", "16384", "--cols", "16384"])
+
+    def test_size_option_the_exercise_does_not_take(self):
+        rc, out, err = self.run_profile(["mat", "--n", "100"], exercise=MATRIX)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip().splitlines(), [
+            "run.py: error: --n: mat is a MATRIX exercise, sized rows x cols: give --shape RxC instead "
+            "(default 16384x16384)"])
+        self.assertFalse(self.argsfile.exists(), "ncu ran")
+        rc, out, err = self.run_profile(["haxpy", "--shape", "4x4"])
+        self.assertEqual(rc, 2)
+        self.assertIn("--shape: haxpy is sized by an element count, not rows x cols: give --n N", err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertFalse(self.argsfile.exists(), "ncu ran")
+
+    def test_reduction_needs_one_element_written(self):
+        rc, out, err = self.run_profile(["red", "--n", "1000"], exercise=REDUCTION,
+                                        env={"FAKE_NCU_DETAILS_CSV": ""})
+        self.assertEqual(self.argsfile.read_text().splitlines()[-2:], ["--n", "1000"])
+        written = next(l for l in out.splitlines() if "DRAM bytes written" in l)
+        self.assertTrue(written.rstrip().endswith("needed: 4"), written)    # no "0 B/element"
+        self.assertIn("needed: 2,000 (2 B/element)", out)
+        self.assertRegex(out, r"B moved for 2,004 B needed: \d")
+
+    def test_bad_shape(self):
+        with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+            self.run_profile(["mat", "--shape", "46341x46341"], exercise=MATRIX)
+        self.assertEqual(e.exception.code, 2)
 
     def test_permission(self):
         rc, out, err = self.run_profile(["haxpy"], mode="perm")

@@ -74,10 +74,12 @@ class RecordedSass(unittest.TestCase):
         fn = funcs[0]
         counts = dict(sass.access_counts(fn))
         self.assertEqual(counts, {"LDG.E.U16": 2, "STG.E.U16": 1})
-        v = sass.verdict(fn)
+        v = sass.verdict(fn, "handout/page.md, 'Move 16 bytes per access'")
         self.assertEqual(v.state, "no")
         self.assertIn("only 16-bit loads and stores", v.text)
-        self.assertIn("Move 16 bytes per access", v.text)
+        self.assertTrue(v.text.endswith(" -- see handout/page.md, 'Move 16 bytes per access'"), v.text)
+        # No guide given: the verdict names none (no exercise's page by default).
+        self.assertNotIn("see", sass.verdict(fn).text)
 
     @unittest.skipUnless((DATA / "haxpy_solution.sm_90.cuobjdump.sass").is_file(),
                          "the solution's SASS is not in the student handout")

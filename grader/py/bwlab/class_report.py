@@ -12,7 +12,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from . import gradebook, scoring
+from . import gradebook, policy_file
 from .scoring import fmt_points
 
 BAR = "#3b6ea8"          # bars (the browser test looks for these two colours)
@@ -111,8 +111,8 @@ def thresholds_for(manifest: dict, root: Path) -> tuple[dict[str, list[float]], 
         return ({ex: [t for t, _ in d.get("thresholds", [])] for ex, d in pol["exercises"].items()},
                 "from the run's manifest")
     try:
-        found = scoring.find_policy(root, None)
-    except scoring.PolicyError as e:
+        found = policy_file.find_policy(root, None)
+    except policy_file.PolicyError as e:
         return {}, f"not drawn: {e}"
     if pol.get("sha256") and found.sha256 != pol["sha256"]:
         return {}, f"not drawn: the run's policy (sha256 {pol['sha256'][:12]}) is not {found.source}"

@@ -28,7 +28,7 @@ COMPILE_TIMEOUT = 300
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("exercise", help="the exercise, e.g. haxpy")
+    p.add_argument("exercise", help="the exercise (one of exercises/exercises.def)")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--sass", action="store_true",
                       help="show SASS, the GPU's own instructions (the default)")
@@ -118,11 +118,19 @@ _GUIDE_TOPIC = re.compile(r"vectori[sz]|16 bytes per access|16-byte (?:loads|acc
 _GUIDE_TITLE = re.compile(r"^#{1,4}\s+(.+?)\s*$|^\*\*(.+?)\*\*")
 
 
-def guide_for(ex: str) -> str:
-    """'handout/FILE.md, 'TITLE'': the heading or bold hint of the exercise's
-    handout page (else haxpy's, which the others refer to) on vectorized access."""
-    root = repo_root()
-    for name in (ex, "haxpy"):
+GUIDE_FALLBACK = "handout/tools.md"
+
+
+def guide_for(ex: str, root: Path | None = None) -> str:
+    """'handout/NAME.md, 'TITLE'': the heading or bold hint on vectorized
+    access of the exercise's own handout page, else of the first page (in
+    the table's order) that has one; else the handout's page on the tools."""
+    root = root or repo_root()
+    try:
+        table = exmod.names(root)
+    except (OSError, ValueError):
+        table = []
+    for name in [ex] + [n for n in table if n != ex]:
         try:
             text = (root / "handout" / f"{name}.md").read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -133,7 +141,7 @@ def guide_for(ex: str) -> str:
                 title = (m.group(1) or m.group(2)).strip().rstrip(".:")
                 if _GUIDE_TOPIC.search(title):
                     return f"handout/{name}.md, '{title}'"
-    return "handout/haxpy.md, 'Move 16 bytes per access'"
+    return GUIDE_FALLBACK
 
 
 # ---------------------------------------------------------------------------
@@ -325,6 +333,9 @@ def _run(args: argparse.Namespace) -> int:
     except exmod.UnknownExercise as e:
         error(str(e))
         return EXIT_USAGE
+    except exmod.ExerciseError as e:
+        error(str(e))
+        return EXIT_KIT
     except OSError as e:
         error(f"cannot read the exercise table: {e}")
         return EXIT_KIT

@@ -167,11 +167,15 @@ def why_line(args: argparse.Namespace, ex: str, worker, bwgrade, doc: dict) -> s
         unchecked.append(f"the compiled code ({str(e).splitlines()[0]})")
     ncu_path = ncu.find_ncu()
     n = int(row["n"])
+    # A matrix exercise's row gives its shape, and bwgrade once takes it so.
+    shape = [row.get("rows"), row.get("cols")]
+    size = (["--rows", str(shape[0]), "--cols", str(shape[1])]
+            if all(isinstance(v, int) and v > 0 for v in shape) else ["--n", str(n)])
     if not ncu_path:
         unchecked.append("the launch (ncu not found)")
     else:
         launches, why = why_slow.profile_launches(
-            ncu_path, [str(bwgrade), "once", ex, "--worker", str(worker), "--n", str(n)])
+            ncu_path, [str(bwgrade), "once", ex, "--worker", str(worker), *size])
         if launches is None:
             unchecked.append(f"the launch ({why})")
         else:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, __version__,
                console, exercises, repo_root)
-from . import gradebook, optional_tools, sandbox, scoring, user_values, vet
+from . import gradebook, optional_tools, policy_file, sandbox, user_values, vet
 from .build import KitError
 from .child_run import kill_all_children
 from .grade_batch import LaneTimes, NoDevice, Options, child_env, grade_batch
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade only slice K of N (1-based): the submissions whose index in "
                              "the sorted id list, counted from 0, leaves K-1 when divided by N")
     parser.add_argument("--policy", metavar="FILE",
-                        help=f"scoring policy (default: {', else '.join(scoring.POLICY_FILES)} (the copy "
+                        help=f"scoring policy (default: {', else '.join(policy_file.POLICY_FILES)} (the copy "
                              "run.py handout packs), else the built-in defaults; as run.py score)")
     seed = parser.add_mutually_exclusive_group()
     seed.add_argument("--seed-file", metavar="FILE",
@@ -106,8 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "works here, else none with a warning; default auto)")
 
 
-def show_policy(policy: scoring.Policy, names: list[str], root: Path) -> None:
-    console.say(f"policy: {scoring.shown_source(policy, root)} (sha256 {policy.sha256[:12]})")
+def show_policy(policy: policy_file.Policy, names: list[str], root: Path) -> None:
+    console.say(f"policy: {policy_file.shown_source(policy, root)} (sha256 {policy.sha256[:12]})")
     for ex in names:
         p = policy.for_exercise(ex)
         groups = ", ".join(f"{g}:{w:g}" for g, w in p.groups)
@@ -238,6 +238,9 @@ def run(args: argparse.Namespace, runner=None) -> int:
         table = exercises.load(root)
         names = ([e.name for e in table] if getattr(args, "exercises", None) is None
                  else exercises.from_list(args.exercises, table))
+    except exercises.ExerciseError as e:    # the kit's table or a declaration
+        console.error(str(e))
+        return EXIT_KIT
     except ValueError as e:   # a bad --exercises list (UnknownExercise is one)
         console.error(str(e))
         return EXIT_USAGE
@@ -245,9 +248,9 @@ def run(args: argparse.Namespace, runner=None) -> int:
         console.error(f"cannot read the exercise table: {e}")
         return EXIT_KIT
     try:
-        policy = scoring.find_policy(root, args.policy)
+        policy = policy_file.find_policy(root, args.policy)
         policy.check_exercises(names)
-    except scoring.PolicyError as e:
+    except policy_file.PolicyError as e:
         console.error(str(e))
         return EXIT_USAGE
     if args.show_policy:

@@ -22,7 +22,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, exercises, handout_subset, repo_root, scoring
+from . import (EXIT_FAIL, EXIT_KIT, EXIT_OK, EXIT_USAGE, console, exercises, handout_subset, policy_file,
+               repo_root)
 from .handout_files import corpus_held_back, list_files, select, verdict
 from .seeds import SeedError, find_seed
 
@@ -116,14 +117,14 @@ def course_policy(root: Path, only: list[str] | None = None) -> bytes:
     one, a file of comments only: the built-in defaults. only: the exercises
     handed out (None: all); an [exercise NAME] section for another one is
     refused, since the handout's score and grade would refuse the file."""
-    src = Path(root) / scoring.INSTRUCTOR_POLICY
+    src = Path(root) / policy_file.INSTRUCTOR_POLICY
     if src.is_file():
         data = src.read_bytes()
-        policy = scoring.parse_policy(data.decode("utf-8"), str(src))     # refuse to ship a broken one
+        policy = policy_file.parse_policy(data.decode("utf-8"), str(src))     # refuse to ship a broken one
         for name in policy.overrides if only is not None else ():
             if name not in only:
-                raise scoring.PolicyError(
-                    f"{scoring.INSTRUCTOR_POLICY}: [exercise {name}] is for an exercise this handout "
+                raise policy_file.PolicyError(
+                    f"{policy_file.INSTRUCTOR_POLICY}: [exercise {name}] is for an exercise this handout "
                     f"leaves out, and the handout's score and grade would refuse the file: remove "
                     f"that section or hand out {name} too")
         return data
@@ -170,8 +171,8 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
         console.error("refusing to pack: these files contain the secret seed: " + ", ".join(hits))
         return EXIT_FAIL, kept, left
     try:
-        extra = {**rewrites, scoring.HANDOUT_POLICY: course_policy(root, only)}
-    except scoring.PolicyError as e:
+        extra = {**rewrites, policy_file.HANDOUT_POLICY: course_policy(root, only)}
+    except policy_file.PolicyError as e:
         console.error(f"refusing to pack: the scoring policy is unusable: {e}")
         return EXIT_FAIL, kept, left
     size = pack(root, kept, out, prefix, extra=extra)
@@ -180,7 +181,7 @@ def make_handout(root: Path, out: Path, prefix: str = DEFAULT_PREFIX, environ: d
         out.unlink()
         console.error("refusing: denied paths got into the tarball: " + ", ".join(bad))
         return EXIT_FAIL, kept, left
-    say(f"wrote {out} ({size / 1024:.0f} KiB, {len(kept)} files and {scoring.HANDOUT_POLICY} "
+    say(f"wrote {out} ({size / 1024:.0f} KiB, {len(kept)} files and {policy_file.HANDOUT_POLICY} "
         f"(the scoring policy) under {prefix + '/' if prefix else './'})")
     return EXIT_OK, kept, left
 
@@ -213,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             only = handout_subset.requested(args.exercises,
                                             exercises.table_path(root).read_text(encoding="utf-8"))
+        except exercises.ExerciseError as e:    # the kit's table itself
+            console.error(str(e))
+            return EXIT_KIT
         except ValueError as e:     # UnknownExercise is one
             console.error(str(e))
             return EXIT_USAGE

@@ -4,10 +4,11 @@ Builds bwgrade and the worker as `run.py test` does, then runs
 
     ncu --target-processes all --csv --page raw ... bwgrade once EXERCISE --worker W --n N
 
+(--rows R --cols C instead of --n N for a MATRIX exercise, from --shape RxC)
 and prints, per kernel, the course's table: executed instructions, DRAM
 throughput and bytes, duration, cycles, registers, occupancy, the most
 executed opcodes, and the bytes actually moved against the bytes the
-exercise has to move.
+exercise has to move (from its declaration, exercises/NAME/exercise.def).
 """
 from __future__ import annotations
 
@@ -20,21 +21,24 @@ from . import ncu, optional_tools, user_values
 HELP = "profile one call of an exercise with Nsight Compute (ncu) and show the course's table"
 
 DEFAULT_N = (1 << 28) - 1
-ELEMENT_BYTES = 2          # every exercise works on bf16
+DEFAULT_SHAPE = (16384, 16384)     # a MATRIX exercise's rows x cols: 2^28 elements
 TOP_OPCODES = 8            # opcodes listed under the table
 MEMORY_OPCODES = ("LDG", "STG")   # also listed when not among the top
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("exercise", help="the exercise, e.g. haxpy")
+    p.add_argument("exercise", help="the exercise (one of exercises/exercises.def)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--solutions", action="store_true",
                      help="profile the kit's reference solution instead of your file")
     src.add_argument("--submission", metavar="DIR|ARCHIVE",
                      help="profile the file from a submission (folder, .tar.gz or .zip)")
-    p.add_argument("--n", type=user_values.SIZE, default=DEFAULT_N,
+    p.add_argument("--n", type=user_values.SIZE, default=None,
                    help=f"elements in the profiled call: N, 2^P, 2^P+K or 2^P-K, from 1 to 2^31-1 "
-                        f"(default {DEFAULT_N:,} = 2^28 - 1)")
+                        f"(default {DEFAULT_N:,} = 2^28 - 1); not for a MATRIX exercise")
+    p.add_argument("--shape", type=user_values.SHAPE, default=None, metavar="RxC",
+                   help="a MATRIX exercise's size in the profiled call: rows x cols, "
+                        f"rows*cols at most 2^31-1 (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]})")
     p.add_argument("--offset", type=user_values.OFFSET, default=None, metavar="K",
                    help=f"pointer offset in elements, 0 to {user_values.MAX_OFFSET} (default 0)")
     p.add_argument("--seed", type=user_values.SEED, default=None,
@@ -52,14 +56,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 # Expected traffic
 
 
-def expected_bytes(ex: exercises.Exercise, n: int) -> tuple[int | None, int | None]:
-    """(bytes read, bytes written) the exercise must move at size n: every
-    input array read once (the output too when it is updated in place),
-    the output written once."""
-    if ex.n_arrays is None:
-        return None, None
-    reads = ex.n_arrays if ex.in_place else ex.n_arrays - 1
-    return reads * ELEMENT_BYTES * n, ELEMENT_BYTES * n
+def expected_bytes(ex: exercises.Exercise, n: int, rows: int | None = None,
+                   cols: int | None = None) -> tuple[int, int]:
+    """(bytes read, bytes written) the exercise must move at size n (rows x
+    cols for a matrix): its declaration's traffic, every array it reads read
+    once, the one it writes written once."""
+    return ex.traffic(n, rows, cols)
+
+
+def size_arguments(ex: exercises.Exercise, args: argparse.Namespace) -> tuple[int, int | None, int | None]:
+    """(n, rows, cols) of the profiled call from --n or --shape (rows and
+    cols None unless the exercise is a MATRIX). Raises ValueError, whose text
+    is the one line to print, for the option the exercise does not take."""
+    if ex.matrix:
+        if args.n is not None:
+            raise ValueError(f"--n: {ex.name} is a MATRIX exercise, sized rows x cols: give "
+                             f"--shape RxC instead (default {DEFAULT_SHAPE[0]}x{DEFAULT_SHAPE[1]})")
+        rows, cols = args.shape or DEFAULT_SHAPE
+        return rows * cols, rows, cols
+    if args.shape is not None:
+        raise ValueError(f"--shape: {ex.name} is sized by an element count, not rows x cols: "
+                         f"give --n N instead (default {DEFAULT_N:,})")
+    return (DEFAULT_N if args.n is None else args.n), None, None
+
+
+def _per_element(b: int, n: int) -> str:
+    """' (K B/element)' when b is a whole number of bytes per element, else ''
+    (a reduction's one written element)."""
+    return f" ({b // n} B/element)" if n and b % n == 0 else ""
 
 
 # ---------------------------------------------------------------------------
@@ -106,9 +130,9 @@ def kernel_table(s: ncu.Summary, ex: exercises.Exercise) -> list[str]:
         row("  global store instructions", _num(s.global_stores), _per(s.per_element(s.global_stores), 4))
     row("DRAM throughput", _pct(s.dram_pct), "", "of the peak ncu knows for this GPU")
     row("DRAM bytes read", _num(s.bytes_read), _per(s.per_element(s.bytes_read), 2),
-        f"needed: {_num(exp_r)} ({exp_r // s.n if exp_r and s.n else '-'} B/element)" if exp_r else "")
+        f"needed: {_num(exp_r)}{_per_element(exp_r, s.n)}" if exp_r else "")
     row("DRAM bytes written", _num(s.bytes_written), _per(s.per_element(s.bytes_written), 2),
-        f"needed: {_num(exp_w)} ({exp_w // s.n if exp_w and s.n else '-'} B/element)" if exp_w else "")
+        f"needed: {_num(exp_w)}{_per_element(exp_w, s.n)}" if exp_w else "")
     row("duration", _duration(s.duration_ns))
     clock = f"SM clock {s.sm_hz / 1e9:.2f} GHz" if s.sm_hz else ""
     row("elapsed cycles", _num(s.cycles), "", clock)
@@ -118,7 +142,7 @@ def kernel_table(s: ncu.Summary, ex: exercises.Exercise) -> list[str]:
     bw = s.bandwidth_gbs
     row("effective bandwidth", "-" if bw is None else f"{bw:,.1f} GB/s", "",
         "(DRAM bytes read + written) / duration")
-    if exp_r is not None and exp_w is not None and s.duration_ns:
+    if s.duration_ns:
         row("bandwidth as benchmarked", f"{(exp_r + exp_w) / s.duration_ns:,.1f} GB/s", "",
             "bytes needed / duration, as run.py benchmark counts")
 
@@ -128,11 +152,11 @@ def kernel_table(s: ncu.Summary, ex: exercises.Exercise) -> list[str]:
     out += ["  " + line for line in table.splitlines()]
 
     moved = (s.bytes_read or 0) + (s.bytes_written or 0)
-    if exp_r is not None and exp_w is not None and s.bytes_read is not None and s.bytes_written is not None:
+    if s.bytes_read is not None and s.bytes_written is not None:
         need = exp_r + exp_w
         ratio = moved / need if need else 0.0
-        out.append(f"  traffic: {moved:,.0f} B moved for {need:,} B needed "
-                   f"({need // s.n} B/element): {ratio:.3f}x"
+        out.append(f"  traffic: {moved:,.0f} B moved for {need:,} B needed"
+                   f"{_per_element(need, s.n)}: {ratio:.3f}x"
                    + ("" if ratio <= 1.05 else " -- more than needed: bytes read twice, or "
                       "partly used sectors (misaligned or strided access)"))
         if s.bytes_written < 0.98 * exp_w:
@@ -182,8 +206,11 @@ def totals_line(summaries: list[ncu.Summary]) -> str:
 # Running
 
 
-def _target(bwgrade: Path, ex: str, worker: Path, args: argparse.Namespace) -> list[str]:
-    cmd = [str(bwgrade), "once", ex, "--worker", str(worker), "--n", str(args.n)]
+def _target(bwgrade: Path, ex: str, worker: Path, args: argparse.Namespace, n: int,
+            rows: int | None = None, cols: int | None = None) -> list[str]:
+    """bwgrade once's command line: --rows R --cols C for a matrix, else --n N."""
+    size = ["--rows", str(rows), "--cols", str(cols)] if rows is not None else ["--n", str(n)]
+    cmd = [str(bwgrade), "once", ex, "--worker", str(worker), *size]
     if args.offset is not None:
         cmd += ["--offset", str(args.offset)]
     if args.seed is not None:
@@ -209,9 +236,17 @@ def _run(args: argparse.Namespace) -> int:
     except exercises.UnknownExercise as e:
         console.error(str(e))
         return EXIT_USAGE
+    except exercises.ExerciseError as e:
+        console.error(str(e))
+        return EXIT_KIT
     except OSError as e:
         console.error(f"cannot read the exercise table: {e}")
         return EXIT_KIT
+    try:
+        n, rows, cols = size_arguments(ex, args)
+    except ValueError as e:
+        console.error(str(e))
+        return EXIT_USAGE
     # Build as run.py test does (shared code: the same build tree and messages).
     from .cmd_test import Stop, prepare, refuse_bad_seed_env
     try:
@@ -242,9 +277,10 @@ def _run(args: argparse.Namespace) -> int:
         console.error("bwgrade was not built")
         return EXIT_KIT
 
-    target = _target(plan.bwgrade, ex.name, worker.path, args)
+    target = _target(plan.bwgrade, ex.name, worker.path, args, n, rows, cols)
     extra = ["--clock-control", "none"] if args.clock_control == "none" else []
-    console.heading(f"profiling {ex.name} ({worker.label}), n = {args.n:,}")
+    size = f"{rows} x {cols} ({n:,} elements)" if rows is not None else f"n = {n:,}"
+    console.heading(f"profiling {ex.name} ({worker.label}), {size}")
     console.say("ncu replays each kernel several times to read all counters; this takes a while.")
     rc, logtext, program, notes = ncu.run_profile(ncu_path, target, args.verbose, extra)
     for note in notes:
@@ -289,7 +325,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_FAIL
 
     console.say("")
-    summaries = [ncu.summarize(k, args.n) for k in kernels]
+    summaries = [ncu.summarize(k, n) for k in kernels]
     for s in summaries:
         for line in kernel_table(s, ex):
             console.say(line)

@@ -23,8 +23,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import (EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, gradebook,
-               optional_tools, repo_root, scoring)
+from . import (EXIT_FAIL, EXIT_KIT, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises,
+               gradebook, optional_tools, policy_file, repo_root, scoring)
 from .cmd_test import Stop, add_source_arguments, prepare, write_json
 from .grade_batch import NoDevice, Options, child_env, empty_result, run_exercise
 from .grade_runner import KitRunner
@@ -33,7 +33,7 @@ from .seeds import Seed
 
 HELP = "estimate your points under the course's scoring policy (public cases, this GPU)"
 
-POLICY_FALLBACKS = scoring.POLICY_FILES   # the same list as run.py grade's
+POLICY_FALLBACKS = policy_file.POLICY_FILES   # the same list as run.py grade's
 # Build states of build.Worker -> the states scoring.py names.
 BUILD_STATES = {"build_error": "build_failed", "refused": "refused", "missing": "missing"}
 
@@ -41,7 +41,7 @@ BUILD_STATES = {"build_error": "build_failed", "refused": "refused", "missing": 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--policy", metavar="FILE",
-                        help=f"scoring policy (default: {', else '.join(scoring.POLICY_FILES)}, "
+                        help=f"scoring policy (default: {', else '.join(policy_file.POLICY_FILES)}, "
                              "else the built-in defaults)")
     parser.add_argument("--json", metavar="FILE",
                         help="also write every exercise's result and score to FILE")
@@ -91,14 +91,17 @@ def score_lines(results: dict[str, dict], device: str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     root = repo_root()
     try:
-        policy = scoring.find_policy(root, args.policy, POLICY_FALLBACKS)
+        policy = policy_file.find_policy(root, args.policy, POLICY_FALLBACKS)
         policy.check_exercises(exercises.names(root))
-    except scoring.PolicyError as e:
+    except policy_file.PolicyError as e:
         console.error(str(e))
         return EXIT_USAGE
+    except exercises.ExerciseError as e:
+        console.error(str(e))
+        return EXIT_KIT
     try:
         names = [e.name for e in exercises.select(args.exercise, root)]
-    except (exercises.UnknownExercise, OSError):
+    except (exercises.UnknownExercise, exercises.ExerciseError, OSError):
         names = []      # prepare() says what is wrong with them
     memcheck_in = [ex for ex in names if policy.for_exercise(ex).memcheck]
     if memcheck_in and not optional_tools.sanitizer_on(child_env(None).get("PATH")):
@@ -110,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         chosen, _variant, plan = prepare(args)
     except Stop as s:
         return s.code
-    console.say(f"policy: {scoring.shown_source(policy, root)}")
+    console.say(f"policy: {policy_file.shown_source(policy, root)}")
     opts = Options(exercises=chosen, policy=policy, seed=Seed(None, "public", "public cases", hidden=False),
                    out_dir=Path("."))
     scratch = Path(tempfile.mkdtemp(prefix="bwlab-score-"))

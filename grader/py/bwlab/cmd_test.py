@@ -89,6 +89,9 @@ def prepare(args: argparse.Namespace, peers: bool = False,
     except exercises.UnknownExercise as e:
         console.error(str(e))
         raise Stop(EXIT_USAGE) from None
+    except exercises.ExerciseError as e:
+        console.error(str(e))
+        raise Stop(EXIT_KIT) from None
     except OSError as e:
         console.error(f"cannot read the exercise table: {e}")
         raise Stop(EXIT_KIT) from None

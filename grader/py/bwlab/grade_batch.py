@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import EXIT_NO_DEVICE, __version__, console, gradebook, scoring, vet
+from . import EXIT_NO_DEVICE, __version__, console, gradebook, policy_file, scoring, vet
 from .cmd_test import looks_like_no_device
 from .submission import SubmissionError
 from .child_run import kill_all_children
@@ -48,15 +48,15 @@ def include_notes(files: dict[str, bytes]) -> list[str]:
 @dataclass
 class Options:
     exercises: list[str]
-    policy: scoring.Policy
+    policy: policy_file.Policy
     seed: Seed
     out_dir: Path
     lanes: list[str | None] = field(default_factory=lambda: [None])   # GPU per lane
     jobs: int = 2
-    build_timeout: float = scoring.LIMIT_DEFAULTS["build_timeout"]
-    test_timeout: float = scoring.LIMIT_DEFAULTS["test_timeout"]
-    bench_timeout: float = scoring.LIMIT_DEFAULTS["bench_timeout"]
-    memcheck_timeout: float = scoring.LIMIT_DEFAULTS["memcheck_timeout"]
+    build_timeout: float = policy_file.LIMIT_DEFAULTS["build_timeout"]
+    test_timeout: float = policy_file.LIMIT_DEFAULTS["test_timeout"]
+    bench_timeout: float = policy_file.LIMIT_DEFAULTS["bench_timeout"]
+    memcheck_timeout: float = policy_file.LIMIT_DEFAULTS["memcheck_timeout"]
     keep_work: bool = False
     quiet: bool = False
 

@@ -11,7 +11,7 @@ A record (the dict saved as <id>.json):
     {"kind": "bwlab-grade", "format": 1, "id": "alice", "source": "alice.tar.gz",
      "seed": {"kind": "secret" | "public", "fingerprint": "...", "hidden": true},
      "policy": {"source": "...", "sha256": "..."},
-     "exercises": [{"exercise": "haxpy", "state": "ok" | "missing" | ...,
+     "exercises": [{"exercise": "NAME", "state": "ok" | "missing" | ...,
                     "build": {...}, "test_exit": 0, "test": {bwgrade JSON},
                     "bench_exit": 0, "bench": {bwgrade JSON},
                     "score": {"correctness": {...}, "performance": {...},

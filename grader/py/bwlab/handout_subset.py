@@ -29,7 +29,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from .exercises import NAME_RE, from_list, parse
+from .exercises import NAME_RE, from_list, table_names
 
 TABLE = "exercises/exercises.def"
 CORPUS = "tests/corpus/"
@@ -49,11 +49,11 @@ SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 def requested(text: str, table_text: str) -> list[str]:
     """The names --exercises gives, checked against the table's text
     (exercises.from_list says how)."""
-    return from_list(text, parse(table_text))
+    return from_list(text, table_names(table_text))
 
 
 def trim_table(text: str, keep: list[str]) -> str:
-    """exercises.def with the BW_EXERCISE(name, ...) lines of the names not in
+    """exercises.def with the BW_EXERCISE(name...) lines of the names not in
     keep removed; comments and every other line as they were."""
     lines = text.splitlines(keepends=True)
     return "".join(l for l in lines if not (m := NAME_RE.match(l)) or m.group(1) in keep)

@@ -6,7 +6,7 @@ The command (see `command`):
     ncu --target-processes all --csv --page raw --print-units base
         --print-metric-instances details --metrics M1,M2,...
         --log-file OUT.csv
-        bwgrade once EXERCISE --worker WORKER --n N
+        bwgrade once EXERCISE --worker WORKER --n N     (--rows R --cols C for a matrix)
 
 --target-processes all: bwgrade never runs student code itself; its worker
 child process does, so ncu must follow children. `bwgrade once` makes one

@@ -465,8 +465,10 @@ def access_counts(fn: Function, spaces: tuple[str, ...] = ("global", "generic"))
                   key=lambda kv: (order[first[kv[0]].kind], -first[kv[0]].width, kv[0]))
 
 
-def verdict(fn: Function, guide: str = "handout/haxpy.md, 'Move 16 bytes per access'") -> Verdict:
-    """Is the hot path of this function vectorized? (See HEURISTIC.)"""
+def verdict(fn: Function, guide: str = "") -> Verdict:
+    """Is the hot path of this function vectorized? (See HEURISTIC.) guide:
+    where the handout explains vectorized access ('handout/PAGE.md, 'TITLE'',
+    cmd_asm.guide_for), named in a verdict of no or partly; "" names none."""
     glob = [a for a in fn.accesses
             if a.space in ("global", "generic", "bulk") and a.kind in ("load", "store")]
     if not glob:
@@ -483,7 +485,7 @@ def verdict(fn: Function, guide: str = "handout/haxpy.md, 'Move 16 bytes per acc
 
     wl, ws = widest(loads), widest(stores)
     where = "in its loops" if basis == "loops" else "in the kernel"
-    see = f" -- see {guide}"
+    see = f" -- see {guide}" if guide else ""
 
     def name(w: int) -> str:
         return "bulk (TMA)" if w >= (1 << 20) else f"{w}-bit"

@@ -1,4 +1,5 @@
-"""The values a user types (seeds, case indices, element counts, offsets),
+"""The values a user types (seeds, case indices, element counts, matrix
+shapes, offsets),
 checked by the rules bwgrade's own parsers apply (grader/modes/main.c), so that a
 bad one is refused with one line before anything is built.
 
@@ -24,7 +25,11 @@ _U64_RE = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
 # bwgrade's parse_size: N, 2^P, 2^P+K or 2^P-K.
 _POW_RE = re.compile(r"2\^([0-9]+)(?:([+-])([0-9]+))?")
 
+# A matrix exercise's size: rows x cols, both in decimal.
+_SHAPE_RE = re.compile(r"([0-9]+)[xX]([0-9]+)")
+
 SIZE_FORMS = "N, 2^P, 2^P+K, 2^P-K; 1 to 2^31-1"
+SHAPE_FORMS = "RxC, rows and cols from 1, rows*cols at most 2^31-1"
 SEED_FORMS = "a non-negative integer, decimal or 0x hex, below 2^64"
 
 
@@ -78,6 +83,15 @@ def check_size(text: str) -> int:
     return value
 
 
+def check_shape(text: str) -> tuple[int, int]:
+    """'RxC' -> (rows, cols): a matrix exercise's size."""
+    m = _SHAPE_RE.fullmatch(text.strip())
+    rows, cols = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if rows < 1 or cols < 1 or rows * cols > INT_MAX:
+        raise BadValue(f"'{text}' is not a shape ({SHAPE_FORMS})")
+    return rows, cols
+
+
 def check_offset(text: str) -> int:
     value = _u64(text.strip())
     if value is None or value > MAX_OFFSET:
@@ -85,7 +99,7 @@ def check_offset(text: str) -> int:
     return value
 
 
-def check_list(text: str, one: Callable[[str], int], what: str) -> str:
+def check_list(text: str, one: Callable[[str], object], what: str) -> str:
     """A comma-separated list of one() values, as bwgrade takes it (no empty
     item); returned joined again without spaces."""
     items = text.split(",")
@@ -98,6 +112,10 @@ def check_list(text: str, one: Callable[[str], int], what: str) -> str:
 
 def check_sizes(text: str) -> str:
     return check_list(text, check_size, f"element counts: {SIZE_FORMS}")
+
+
+def check_shapes(text: str) -> str:
+    return check_list(text, check_shape, f"shapes: {SHAPE_FORMS}")
 
 
 def check_offsets(text: str) -> str:
@@ -151,6 +169,8 @@ def argparse_type(check: Callable[[str], object], name: str) -> Callable[[str], 
 SEED = argparse_type(check_seed, "seed")
 CASE = argparse_type(check_case, "case index")
 SIZE = argparse_type(check_size, "element count")
+SHAPE = argparse_type(check_shape, "shape")
+SHAPES = argparse_type(check_shapes, "shapes")
 OFFSET = argparse_type(check_offset, "offset")
 SIZES = argparse_type(check_sizes, "element counts")
 OFFSETS = argparse_type(check_offsets, "offsets")

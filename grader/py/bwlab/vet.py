@@ -76,7 +76,7 @@ UNSAFE_NOTE = f"UNSAFE: graded without vetting ({SKIP_ENV}=1, for the kit's own 
 # Facts from `nm -g --defined-only` on nvcc 13.0 objects of the stubs, the
 # solutions and the CUB peer (no -rdc; CMake builds the workers without
 # separable compilation):
-#   - the stubs define only their C++ function (_Z5haxpy...);
+#   - the stubs define only their C++ function (_Z<len><name>...);
 #   - the solutions add `DW.ref.__gxx_personality_v0`, the C++ exception
 #     personality reference that g++ emits in any file with unwinding code;
 #   - kernels give `_Z..__device_stub__..` (already mangled) and, with -rdc,
