@@ -13,6 +13,22 @@ typedef enum {
     BW_OUTCOME_SKIPPED      /* not run: too little memory, and so on (detail says why) */
 } bw_outcome;
 
+/* What a reduction's or a matrix's check found beyond the element counts:
+ * what the diagnoses read to tell a lost element from a wrong sum, or a
+ * copy from a transpose. All 0 for an elementwise exercise. */
+typedef struct {
+    /* REDUCTION */
+    int sum_checked;            /* the result was read */
+    double sum_exact;           /* the exact sum (NaN, +-Inf possible) */
+    double sum_bound;           /* how far a correct result may land, before its own rounding */
+    double sum_abs;             /* the sum of the terms' magnitudes */
+    uint32_t sum_got;           /* the result, as bits of its type */
+    /* MATRIX: of the wrong output elements, those that hold ... */
+    int64_t copy_like;          /* ... the input element at their own index (a copy) */
+    int64_t swap_like;          /* ... what rows and cols swapped would put there */
+    int64_t interior_bad[3];    /* wrong elements whose source lies in whole 16, 32, 64 tiles */
+} bw_shape_findings;
+
 typedef struct {
     bw_outcome outcome;
     bw_compare_result out;          /* valid when the case ran to completion */
@@ -23,6 +39,7 @@ typedef struct {
     int input_array;                /* first input array changed by the call, -1 if none */
     int64_t input_changed, input_first;
     int nondeterministic;           /* a re-run on the same inputs gave other output bits */
+    bw_shape_findings shape;
     int not_run;                    /* SKIPPED by --fail-fast, not for a reason of its own */
     char *detail;                   /* malloc'd or NULL: signal, CUDA error, skip reason */
     char *student_output;           /* malloc'd or NULL: captured stdout/stderr, capped */

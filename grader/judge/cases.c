@@ -1,97 +1,9 @@
 /* The case table. Everything is derived from the seed with a splitmix64
  * generator, so the same seed always yields the same list and `--case K`
- * can rebuild case K by regenerating the list. */
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-#include "mix64.h"
-#include "cases.h"
-
-typedef struct {
-    uint64_t state;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    r->state += UINT64_C(0x9E3779B97F4A7C15);
-    return bw_mix64(r->state);
-}
-
-/* Uniform in [0, bound); the modulo bias is irrelevant for bounds this small. */
-static int rng_below(rng *r, int bound)
-{
-    return (int)(rng_next(r) % (uint64_t)bound);
-}
-
-/* Each case's data seed depends only on (seed, index): a case keeps its
- * input values whatever else is added to the list. */
-static uint64_t data_seed_for(uint64_t seed, int index)
-{
-    return bw_mix64(seed ^ bw_mix64((uint64_t)index * UINT64_C(0xD1B54A32D192ED03) + 0x5EEDu));
-}
-
-/* A random alpha that is rarely exactly representable in bf16 (23 random
- * mantissa bits), magnitude 2^-4 .. 2^4, either sign. */
-static float random_alpha(rng *r)
-{
-    uint64_t h = rng_next(r);
-    uint32_t sign = (uint32_t)(h & 1u) << 31;
-    uint32_t exponent = (uint32_t)(127 - 4 + (int)((h >> 1) % 9u)) << 23;
-    uint32_t mantissa = (uint32_t)(h >> 8) & 0x7FFFFFu;
-    uint32_t bits = sign | exponent | mantissa;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-typedef struct {
-    bw_case_list *list;
-    int capacity;
-    uint64_t seed;
-    const bw_exercise *ex;
-    int failed;
-} builder;
-
-static void add(builder *b, bw_case_group g, int64_t n, int offset, bw_value_class v,
-                const char *kind, float alpha)
-{
-    if (b->failed)
-        return;
-    bw_case_list *l = b->list;
-    if (l->count == b->capacity) {
-        int cap = b->capacity ? 2 * b->capacity : 1024;
-        bw_case *p = realloc(l->items, (size_t)cap * sizeof *p);
-        if (!p) {
-            b->failed = 1;
-            return;
-        }
-        l->items = p;
-        b->capacity = cap;
-    }
-    bw_case *c = &l->items[l->count];
-    c->index = l->count;
-    c->n = n;
-    c->offset_elems = offset;
-    c->values = v;
-    c->group = g;
-    c->data_seed = data_seed_for(b->seed, l->count);
-    if (b->ex->uses_alpha) {
-        c->alpha = alpha;
-        c->alpha_kind = kind;
-    } else {
-        c->alpha = 0.0f;
-        c->alpha_kind = "-";
-    }
-    l->count++;
-}
-
-/* A case with random values and a random alpha (ignored without alpha). */
-static void add_random(builder *b, rng *r, bw_case_group g, int64_t n, int offset)
-{
-    add(b, g, n, offset, BW_VALUES_RANDOM, "random", random_alpha(r));
-}
-
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+ * can rebuild case K by regenerating the list. This file holds the
+ * elementwise table and what every shape shares; a reduction's and a
+ * matrix's tables are in cases_reduction.c and cases_matrix.c. */
+#include "cases_build.h"
 
 static const int64_t small_lengths[] = {
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
@@ -137,6 +49,7 @@ static const int64_t special_lengths_plain[] = {1, 7, 33, 1024, 4097, 65536, 100
 
 static void add_public(builder *b)
 {
+    const int max_off = bw_exercise_max_offset(b->ex);   /* 128 for bf16 */
     /* A stream apart from the data seeds, used for random alphas and offsets. */
     rng r = {bw_mix64(b->seed ^ UINT64_C(0x7075626C6963))};
 
@@ -155,7 +68,7 @@ static void add_public(builder *b)
      * cases each keep the total work within a few seconds of GPU time. */
     for (int i = 0; i < COUNT(large_lengths); i++) {
         add_random(b, &r, BW_GROUP_LARGE, large_lengths[i], 0);
-        add_random(b, &r, BW_GROUP_LARGE, large_lengths[i], 1 + rng_below(&r, 127));
+        add_random(b, &r, BW_GROUP_LARGE, large_lengths[i], 1 + rng_below(&r, max_off - 1));
     }
 
     int rot = 0;
@@ -183,34 +96,26 @@ static void add_public(builder *b)
                 }
     }
 
-    add_random(b, &r, BW_GROUP_HUGE, INT_MAX, rng_below(&r, 128));
-}
-
-static bw_case_group group_for(int64_t n)
-{
-    if (n <= 1025)
-        return BW_GROUP_SMALL;
-    if (n <= ((int64_t)1 << 20))
-        return BW_GROUP_MEDIUM;
-    return BW_GROUP_LARGE;
+    add_random(b, &r, BW_GROUP_HUGE, INT_MAX, rng_below(&r, max_off));
 }
 
 /* The instructor's extra cases: lengths and offsets nobody can tune for
  * without knowing the seed. */
 static void add_hidden(builder *b)
 {
+    const int max_off = bw_exercise_max_offset(b->ex);
     rng r = {bw_mix64(b->seed ^ UINT64_C(0x68696464656E))};
     for (int i = 0; i < 48; i++) {
         int64_t n = 1 + rng_below(&r, 4096);
-        add_random(b, &r, group_for(n), n, rng_below(&r, 128));
+        add_random(b, &r, group_for(n), n, rng_below(&r, max_off));
     }
     for (int i = 0; i < 16; i++) {
         int64_t n = 4097 + rng_below(&r, (1 << 20) - 4096);
-        add_random(b, &r, group_for(n), n, rng_below(&r, 128));
+        add_random(b, &r, group_for(n), n, rng_below(&r, max_off));
     }
     for (int i = 0; i < 4; i++) {
         int64_t n = ((int64_t)1 << 20) + 1 + rng_below(&r, (1 << 24) - (1 << 20));
-        add_random(b, &r, group_for(n), n, rng_below(&r, 128));
+        add_random(b, &r, group_for(n), n, rng_below(&r, max_off));
     }
     for (int i = 0; i < 16; i++) {
         int64_t n = 1 + rng_below(&r, 70000);
@@ -219,8 +124,74 @@ static void add_hidden(builder *b)
         float alpha = alpha_classes[a].alpha;
         if (strcmp(alpha_classes[a].kind, "random") == 0)
             alpha = random_alpha(&r);
-        add(b, BW_GROUP_SPECIAL, n, rng_below(&r, 128), v, alpha_classes[a].kind, alpha);
+        add(b, BW_GROUP_SPECIAL, n, rng_below(&r, max_off), v, alpha_classes[a].kind, alpha);
     }
+}
+
+/* ---- a reduction: the elementwise lengths and offsets, other values ---- */
+
+/* The value classes a reduction's ordinary cases take in turn: random
+ * values, positive ones (a sum that only grows shows a short accumulator),
+ * and two kinds whose every partial sum is exact in float, so that a lost or
+ * doubled element shows as an exact difference (inputs.c builds them). */
+static const bw_value_class sum_classes[] = {BW_VALUES_RANDOM, BW_VALUES_POSITIVE,
+                                             BW_VALUES_EXACT, BW_VALUES_SPIKES};
+
+static void add_sum(builder *b, bw_case_group g, int64_t n, int offset, int turn)
+{
+    add(b, g, n, offset, sum_classes[turn % COUNT(sum_classes)], "-", 0.0f);
+}
+
+static void reduction_public(builder *b)
+{
+    rng r = {bw_mix64(b->seed ^ UINT64_C(0x73756D73))};
+    const int max_off = bw_exercise_max_offset(b->ex);
+    int turn = 0;
+    for (int i = 0; i < COUNT(small_lengths); i++)
+        for (int off = 0; off < 16; off++)
+            add_sum(b, BW_GROUP_SMALL, small_lengths[i], off, turn++);
+    for (int i = 0; i < COUNT(medium_all_offsets); i++)
+        for (int off = 0; off < 16; off++)
+            add_sum(b, BW_GROUP_MEDIUM, medium_all_offsets[i], off, turn++);
+    for (int i = 0; i < COUNT(medium_some_offsets); i++)
+        for (int j = 0; j < COUNT(medium_offsets); j++)
+            add_sum(b, BW_GROUP_MEDIUM, medium_some_offsets[i], medium_offsets[j], turn++);
+    for (int i = 0; i < COUNT(large_lengths); i++) {
+        add_sum(b, BW_GROUP_LARGE, large_lengths[i], 0, turn++);
+        add_sum(b, BW_GROUP_LARGE, large_lengths[i], 1 + rng_below(&r, max_off - 1), turn++);
+    }
+    /* Values near the top of the range (a sum that overflows), or zeros and
+     * positive values with a NaN, a +Inf, or +Inf and -Inf planted: one
+     * kind after the other (values_shapes.c, by the case index). */
+    int rot = 0;
+    for (int l = 0; l < COUNT(special_lengths_plain); l++)
+        for (int k = 0; k < 4; k++)
+            add(b, BW_GROUP_SPECIAL, special_lengths_plain[l],
+                special_offsets[rot++ % COUNT(special_offsets)], BW_VALUES_SPECIAL, "-", 0.0f);
+    /* The largest: exact, so that an index that wraps loses or doubles a
+     * spike at the head, the tail or a block edge, and shows which. */
+    add(b, BW_GROUP_HUGE, INT_MAX, rng_below(&r, max_off), BW_VALUES_SPIKES, "-", 0.0f);
+}
+
+static void reduction_hidden(builder *b)
+{
+    rng r = {bw_mix64(b->seed ^ UINT64_C(0x6869646573756D))};
+    const int max_off = bw_exercise_max_offset(b->ex);
+    for (int i = 0; i < 48; i++) {
+        int64_t n = 1 + rng_below(&r, 4096);
+        add_sum(b, group_for(n), n, rng_below(&r, max_off), rng_below(&r, COUNT(sum_classes)));
+    }
+    for (int i = 0; i < 16; i++) {
+        int64_t n = 4097 + rng_below(&r, (1 << 20) - 4096);
+        add_sum(b, group_for(n), n, rng_below(&r, max_off), rng_below(&r, COUNT(sum_classes)));
+    }
+    for (int i = 0; i < 4; i++) {
+        int64_t n = ((int64_t)1 << 20) + 1 + rng_below(&r, (1 << 24) - (1 << 20));
+        add_sum(b, group_for(n), n, rng_below(&r, max_off), rng_below(&r, COUNT(sum_classes)));
+    }
+    for (int i = 0; i < 8; i++)
+        add(b, BW_GROUP_SPECIAL, 1 + rng_below(&r, 70000), rng_below(&r, max_off),
+            BW_VALUES_SPECIAL, "-", 0.0f);
 }
 
 int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_list *out)
@@ -228,9 +199,21 @@ int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_
     out->items = NULL;
     out->count = 0;
     builder b = {out, 0, seed, ex, 0};
-    add_public(&b);
-    if (hidden)
-        add_hidden(&b);
+    switch (ex->shape) {
+    case BW_SHAPE_ELEMENTWISE:
+        add_public(&b);
+        if (hidden)
+            add_hidden(&b);
+        break;
+    case BW_SHAPE_REDUCTION:
+        reduction_public(&b);
+        if (hidden)
+            reduction_hidden(&b);
+        break;
+    case BW_SHAPE_MATRIX:
+        bw_cases_matrix(&b, hidden);
+        break;
+    }
     if (b.failed) {
         bw_cases_free(out);
         return -1;
@@ -245,6 +228,13 @@ void bw_cases_free(bw_case_list *list)
     free(list->items);
     list->items = NULL;
     list->count = 0;
+}
+
+void bw_case_scalars(const bw_exercise *ex, const bw_case *c, float out[BW_MAX_SCALARS])
+{
+    rng r = {bw_mix64(c->data_seed ^ UINT64_C(0x7363616C617273))};
+    for (int s = 0; s < BW_MAX_SCALARS; s++)
+        out[s] = s >= ex->n_scalars ? 0.0f : s == 0 ? c->alpha : random_alpha(&r);
 }
 
 const char *bw_case_group_name(bw_case_group g)
@@ -287,6 +277,9 @@ const char *bw_value_class_name(bw_value_class v)
     case BW_VALUES_RANDOM: return "random";
     case BW_VALUES_SPECIAL: return "special";
     case BW_VALUES_CANCEL: return "cancel";
+    case BW_VALUES_POSITIVE: return "positive";
+    case BW_VALUES_EXACT: return "exact";
+    case BW_VALUES_SPIKES: return "spikes";
     }
     return "unknown";
 }

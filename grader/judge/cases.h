@@ -10,8 +10,14 @@
 
 typedef enum {
     BW_VALUES_RANDOM = 0,   /* random normal-range values, random signs */
-    BW_VALUES_SPECIAL,      /* +-0, subnormals, huge magnitudes, overflow to Inf, NaN, Inf */
-    BW_VALUES_CANCEL        /* alpha*x close to -y: large relative error exposes bad rounding */
+    BW_VALUES_SPECIAL,      /* +-0, subnormals, huge magnitudes, overflow to Inf, NaN, Inf
+                             * (a reduction: a sum that overflows, or a NaN or Infs
+                             * planted; a matrix: every bit pattern, NaN payloads too) */
+    BW_VALUES_CANCEL,       /* alpha*x close to -y: large relative error exposes bad rounding */
+    /* reductions (inputs.c says how each is built): */
+    BW_VALUES_POSITIVE,     /* positive values only: a sum that only grows */
+    BW_VALUES_EXACT,        /* multiples of 2^-9 whose every partial sum is a float */
+    BW_VALUES_SPIKES        /* zeros with up to eight powers 2^0..2^7 at chosen indices */
 } bw_value_class;
 
 typedef enum {
@@ -25,8 +31,9 @@ typedef enum {
 
 typedef struct {
     int index;              /* K in `--case K` */
-    int64_t n;
-    int offset_elems;       /* same for every array; 2*offset_elems < 256 */
+    int64_t n;              /* elements; a matrix: rows * cols */
+    int64_t rows, cols;     /* a matrix's shape; else 1 and n */
+    int offset_elems;       /* same for every array of n elements; bytes < 256 */
     float alpha;            /* 0 when the exercise takes no alpha */
     const char *alpha_kind; /* "0", "1", "-1", "tiny", "huge", "random", or "-" */
     bw_value_class values;
@@ -39,10 +46,15 @@ typedef struct {
     int count;
 } bw_case_list;
 
-/* hidden != 0 adds the instructor's extra cases (after the public ones, so
+/* The cases of ex's shape (cases.c, cases_reduction.c, cases_matrix.c).
+ * hidden != 0 adds the instructor's extra cases (after the public ones, so
  * public case indices do not move). Returns 0, or -1 on allocation failure. */
 int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_list *out);
 void bw_cases_free(bw_case_list *list);
+
+/* The call's scalars for case c: the first is the case's alpha; any others
+ * (no exercise has them yet) random like a random alpha, from the data seed. */
+void bw_case_scalars(const bw_exercise *ex, const bw_case *c, float out[BW_MAX_SCALARS]);
 
 const char *bw_case_group_name(bw_case_group g);
 /* "small,special" -> a mask with bit (1u << group) set for each group named.

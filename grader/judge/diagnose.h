@@ -16,6 +16,15 @@ typedef enum {
     BW_DIAG_LARGE_N,             /* fails only for the largest n: int overflow, grid limits */
     BW_DIAG_SPECIAL_VALUES,      /* fails only on NaN/Inf/subnormal/huge inputs */
     BW_DIAG_ROUNDING,            /* every error is small (a few ulps): rounding, not indexing */
+    /* a reduction */
+    BW_DIAG_NOT_ZEROED,          /* the result is the sum plus what the output held before */
+    BW_DIAG_LOST_ELEMENTS,       /* the result lacks elements the spikes name */
+    BW_DIAG_COUNTED_TWICE,       /* ... has elements the spikes name twice */
+    BW_DIAG_PRECISION,           /* close to the sum, but farther than any float summation */
+    /* a matrix */
+    BW_DIAG_COPIED,              /* the output holds the input as it lies: copied, not transposed */
+    BW_DIAG_DIMS_SWAPPED,        /* right for square shapes only: rows and cols swapped */
+    BW_DIAG_EDGE_TILES,          /* only elements from the ragged edge tiles are wrong */
     BW_DIAG_NONE_FOUND           /* failures with no pattern named above */
 } bw_diag_code;
 

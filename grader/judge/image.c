@@ -3,17 +3,17 @@
 #include "image.h"
 
 /* Layout:
- *   front = BW_GUARD_BYTES + 2 * offset_elems   (the array starts here)
- *   data  = 2 * n
+ *   front = BW_GUARD_BYTES + elem_bytes * offset_elems   (the array starts here)
+ *   data  = elem_bytes * count
  *   back  = BW_GUARD_BYTES, and the total is rounded up to 256 bytes (the
  *           rounding adds to the back guard);
  * sanitize != 0: back = 0 and total = front + data exactly, not rounded, so
  *   the allocation ends with element n-1 and any read past it is caught. */
-bw_image_layout bw_image_layout_for(int64_t n, int offset_elems, int sanitize)
+bw_image_layout bw_image_layout_for(int64_t count, int elem_bytes, int offset_elems, int sanitize)
 {
     bw_image_layout l;
-    l.front_bytes = BW_GUARD_BYTES + 2u * (uint64_t)offset_elems;
-    l.data_bytes = 2u * (uint64_t)n;
+    l.front_bytes = BW_GUARD_BYTES + (uint64_t)elem_bytes * (uint64_t)offset_elems;
+    l.data_bytes = (uint64_t)elem_bytes * (uint64_t)count;
     if (sanitize) {
         l.back_bytes = 0;
         l.total_bytes = l.front_bytes + l.data_bytes;
@@ -31,8 +31,9 @@ uint8_t bw_guard_byte(uint64_t pos)
     z ^= z >> 29;
     z *= UINT64_C(0xBF58476D1CE4E5B9);
     uint8_t b = (uint8_t)(z >> 56);
-    /* The poison's bytes (0xD7 0x7F, little-endian) never appear, so a guard
-     * read as elements can never pass for an unwritten element. */
+    /* The bf16 poison's bytes (0xD7 0x7F, little-endian) never appear, so
+     * a guard read as elements can never pass for an unwritten element (every
+     * type's poison has a 0xD7 low byte: element.c). */
     if (b == 0xD7 || b == 0x7F)
         b ^= 0x01;
     return b;

@@ -1,5 +1,5 @@
 /* One device array as the grader lays it out: a guard zone, the pointer
- * offset, the n elements, another guard zone. The grader builds the image in
+ * offset, the elements (of 2 or 4 bytes), another guard zone. The grader builds the image in
  * shared memory; the worker copies it to one cudaMalloc allocation (which is
  * 256-byte aligned), calls the student's code, and copies it back whole. */
 #ifndef BWLAB_IMAGE_H
@@ -8,22 +8,25 @@
 #include "bf16.h"
 
 #define BW_GUARD_BYTES 512u      /* guard before the offset, and after the array */
-#define BW_POISON ((bf16_t)0x7FD7) /* a NaN no correct kernel can produce from our inputs */
+#define BW_POISON ((bf16_t)0x7FD7) /* bf16's "never written" (element.h: bw_type_poison) */
 
 typedef struct {
     uint64_t front_bytes;  /* guard + offset: the array starts here */
-    uint64_t data_bytes;   /* 2 * n */
+    uint64_t data_bytes;   /* elements * element size */
     uint64_t back_bytes;   /* guard after the array; 0 in the sanitizer layout */
     uint64_t total_bytes;  /* front + data + back, rounded up to 256 (the rounding
                             * joins the back guard); sanitizer layout: front + data */
 } bw_image_layout;
 
-/* sanitize != 0: the array ends exactly where the allocation ends, so that
- * compute-sanitizer reports any access past element n-1. */
-bw_image_layout bw_image_layout_for(int64_t n, int offset_elems, int sanitize);
+/* count elements of elem_bytes each, element 0 offset_elems elements past
+ * a 256-byte boundary. sanitize != 0: the array ends exactly where the
+ * allocation ends, so that compute-sanitizer reports any access past the
+ * last element. */
+bw_image_layout bw_image_layout_for(int64_t count, int elem_bytes, int offset_elems, int sanitize);
 
 /* The guard pattern byte at byte position pos of the image: varies with pos,
- * so shifted or partial copies of it do not look intact. */
+ * so shifted or partial copies of it do not look intact. Never a byte of
+ * any type's poison, so a guard read as elements is never "not written". */
 uint8_t bw_guard_byte(uint64_t pos);
 
 /* Fill every byte outside [front, front + data) with the guard pattern. */
@@ -51,9 +54,9 @@ void bw_image_scan_guards_in(const uint8_t *at, const bw_image_layout *l, uint64
 int64_t bw_image_check_guards(const uint8_t *image, const bw_image_layout *l,
                               int64_t *first_bad, int64_t *last_bad);
 
-static inline bf16_t *bw_image_data(uint8_t *image, const bw_image_layout *l)
+static inline void *bw_image_data(uint8_t *image, const bw_image_layout *l)
 {
-    return (bf16_t *)(void *)(image + l->front_bytes);
+    return image + l->front_bytes;
 }
 
 #endif

@@ -54,24 +54,21 @@ static void hash_body(int64_t begin, int64_t end, void *ctx)
     }
 }
 
-uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_bytes,
-                        const bw_image_layout *l, int64_t n, uint64_t key, int threads)
+uint64_t bw_array_hash(const uint8_t *data, int array, int64_t units, uint64_t key, int threads)
 {
     uint64_t total = 0;
-    if (n <= 0)
+    if (units <= 0)
         return 0;
     hash_job j;
-    j.n = n;
-    j.chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
-    const int64_t chunks = (n + j.chunk - 1) / j.chunk; /* at most MAX_CHUNKS */
-    for (int a = 0; a < n_arrays; a++) {
-        j.data = images + (uint64_t)a * image_bytes + l->front_bytes;
-        j.array = a;
-        j.key = key;
-        /* If a thread cannot start, parallel_for finishes the work itself. */
-        parallel_for(chunks, threads, 1, hash_body, &j);
-        for (int64_t c = 0; c < chunks; c++)
-            total += j.sums[c];
-    }
+    j.n = units;
+    j.chunk = (units + MAX_CHUNKS - 1) / MAX_CHUNKS;
+    const int64_t chunks = (units + j.chunk - 1) / j.chunk; /* at most MAX_CHUNKS */
+    j.data = data;
+    j.array = array;
+    j.key = key;
+    /* If a thread cannot start, parallel_for finishes the work itself. */
+    parallel_for(chunks, threads, 1, hash_body, &j);
+    for (int64_t c = 0; c < chunks; c++)
+        total += j.sums[c];
     return total;
 }

@@ -6,17 +6,16 @@
 #include <stdint.h>
 #include "image.h"
 
-/* Sum of bw_hash_term(key, j, i, data_j[i]) over the n elements of each of
- * the n_arrays images lying back to back, image_bytes apart, from images. */
-uint64_t bw_images_hash(const uint8_t *images, int n_arrays, uint64_t image_bytes,
-                        const bw_image_layout *l, int64_t n, uint64_t key, int threads);
+/* Sum of bw_hash_term(key, array, i, u_i) over the units u_i of data: its
+ * 16-bit halves, low first (an element of 4 bytes is units 2i and 2i + 1). */
+uint64_t bw_array_hash(const uint8_t *data, int array, int64_t units, uint64_t key, int threads);
 
-/* Sum of bw_hash_term(key, array, first_index + i, data[i]) for i < count:
- * a piece of the hash above (data at any alignment). */
+/* Sum of bw_hash_term(key, array, first_index + i, unit i of data) for
+ * i < count: a piece of the hash above (data at any alignment). */
 uint64_t bw_elems_hash(const uint8_t *data, int array, int64_t first_index, int64_t count,
                        uint64_t key);
 
-/* A cheap fingerprint of an output, elements [first_index, first_index +
+/* A cheap fingerprint of an output, 16-bit units [first_index, first_index +
  * count) at data: the sum mod 2^32 of v_i * K_i, with K_i odd and drawn from
  * key and i. Any single changed element changes it; a sum, so the pieces
  * of any split of the range add up (mod 2^32) to the whole's value. It tells a re-run's output from the first

@@ -1,40 +1,15 @@
 /* Input values. Every element comes from a counter-based hash of
  * (data_seed, array, index), so any chunk can be filled on its own: the
- * result does not depend on the thread count or on the order of work. */
+ * result does not depend on the thread count or on the order of work.
+ * This file holds the bf16 values of an elementwise exercise (what haxpy
+ * and vector_sum have always had) and the dispatch; fp16 and fp32 values are
+ * in values_float.c, a reduction's and a matrix's in values_shapes.c. */
 #include <math.h>
 #include <string.h>
-#include "mix64.h"
 #include "inputs.h"
-#include "protocol.h"
 #include "parallel_for.h"
 #include "hot_loop.h"
-
-#define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
-
-static bf16_t make_bf16(uint64_t sign, int biased_exponent, uint64_t mantissa)
-{
-    return (bf16_t)(((sign & 1u) << 15) | ((uint64_t)biased_exponent << 7) | (mantissa & 0x7Fu));
-}
-
-/* Each 16-bit lane of h made a normal value of magnitude 2^-8 .. 2^8 (never
- * NaN, so never the poison either): sign from the lane's bit 0, exponent
- * from bits 1-4, mantissa from bits 8-14. Four values at once, no carries
- * between lanes. */
-#define LANES(v) (UINT64_C(0x0001000100010001) * (v))
-
-static uint64_t value_lanes(uint64_t h)
-{
-    uint64_t sign = (h & LANES(1)) << 15;
-    uint64_t exponent = (((h >> 1) & LANES(0xF)) + LANES(127 - 8)) << 7;
-    uint64_t mantissa = (h >> 8) & LANES(0x7F);
-    return sign | exponent | mantissa;
-}
-
-/* One random value from a hash: value_lanes' lowest lane. */
-static bf16_t random_value(uint64_t h)
-{
-    return (bf16_t)value_lanes(h);
-}
+#include "values.h"
 
 /* NaNs as kernels meet them. None of them quiets to BW_POISON (0x7FD7): a
  * NaN input comes out as itself with the quiet bit 0x0040 set. */
@@ -103,14 +78,6 @@ static bf16_t cancel_partner(float p, uint64_t h)
     return v;
 }
 
-typedef struct {
-    const bw_exercise *ex;
-    const bw_case *c;
-    bf16_t *const *arrays;   /* element i of array k is arrays[k][i - origin] */
-    int64_t origin;
-    uint64_t base[BW_MAX_ARRAYS];
-} fill_ctx;
-
 /* The random class, the values of every large case, takes one hash per
  * four elements: element i is the 16-bit lane i % 4 of the hash of group
  * i / 4, laid out by value_lanes. Four hashes per element group made the
@@ -120,20 +87,10 @@ typedef struct {
 #error "random_run stores four lanes as one little-endian word"
 #endif
 
-static uint64_t random_lanes(uint64_t base, uint64_t group)
-{
-    return value_lanes(bw_mix64(base + group * GOLDEN));
-}
-
-static bf16_t lane_of(uint64_t lanes, int64_t i)
-{
-    return (bf16_t)(lanes >> (16 * (i & 3)));
-}
-
 /* out[j] = element begin + j: the loop that fills 2^31 elements twice per
  * array in the huge case (images, then the check), hence vectorized. Whole
  * groups go out as 8-byte stores; a group cut by begin or end lane by lane. */
-BW_HOT_LOOP static void random_run(bf16_t *out, uint64_t base, int64_t begin, int64_t end)
+BW_HOT_LOOP void bw_random_run(bf16_t *out, uint64_t base, int64_t begin, int64_t end)
 {
     int64_t i = begin;
     for (; i < end && (i & 3) != 0; i++)
@@ -149,17 +106,16 @@ BW_HOT_LOOP static void random_run(bf16_t *out, uint64_t base, int64_t begin, in
 }
 
 /* Random values need no pairing between arrays: one tight loop per array. */
-static void fill_random(const fill_ctx *f, int64_t begin, int64_t end)
+static void fill_random(const bw_fill_ctx *f, int64_t begin, int64_t end)
 {
     int na = f->ex->n_arrays < BW_MAX_ARRAYS ? f->ex->n_arrays : BW_MAX_ARRAYS;
     for (int k = 0; k < na; k++)
         if (bw_exercise_is_input(f->ex, k))
-            random_run(f->arrays[k] + (begin - f->origin), f->base[k], begin, end);
+            bw_random_run((bf16_t *)f->arrays[k] + (begin - f->origin), f->base[k], begin, end);
 }
 
-static void fill_body(int64_t begin, int64_t end, void *vctx)
+static void fill_bf16(const bw_fill_ctx *f, int64_t begin, int64_t end)
 {
-    const fill_ctx *f = vctx;
     const bw_exercise *ex = f->ex;
     int na = ex->n_arrays < BW_MAX_ARRAYS ? ex->n_arrays : BW_MAX_ARRAYS;
     float alpha = f->c->alpha;
@@ -198,35 +154,59 @@ static void fill_body(int64_t begin, int64_t end, void *vctx)
             if (role == 0)
                 first = v;
             role++;
-            f->arrays[k][i - f->origin] = v;
+            ((bf16_t *)f->arrays[k])[i - f->origin] = v;
         }
     }
 }
 
-static void fill_setup(fill_ctx *f, const bw_exercise *ex, const bw_case *c,
-                       bf16_t *const *arrays, int64_t origin)
+static void fill_body(int64_t begin, int64_t end, void *vctx)
 {
+    const bw_fill_ctx *f = vctx;
+    switch (f->ex->shape) {
+    case BW_SHAPE_ELEMENTWISE:
+        if (f->all_bf16)
+            fill_bf16(f, begin, end);
+        else
+            bw_values_float(f, begin, end);
+        break;
+    case BW_SHAPE_REDUCTION:
+        bw_values_reduction(f, begin, end);
+        break;
+    case BW_SHAPE_MATRIX:
+        bw_values_matrix(f, begin, end);
+        break;
+    }
+}
+
+void bw_fill_setup(bw_fill_ctx *f, const bw_exercise *ex, const bw_case *c, void *const *arrays,
+                   int64_t origin)
+{
+    memset(f, 0, sizeof *f);
     f->ex = ex;
     f->c = c;
     f->arrays = arrays;
     f->origin = origin;
+    f->all_bf16 = 1;
+    for (int k = 0; k < ex->n_arrays; k++)
+        f->all_bf16 &= !bw_exercise_is_input(ex, k) || ex->arrays[k].type == BW_BF16;
     for (int k = 0; k < BW_MAX_ARRAYS; k++)
         f->base[k] = bw_mix64(c->data_seed + (uint64_t)(k + 1) * UINT64_C(0xA0761D6478BD642F));
+    if (ex->shape == BW_SHAPE_REDUCTION && c->values == BW_VALUES_SPIKES)
+        f->n_spikes = bw_spike_positions(c, f->spikes);
 }
 
-void bw_inputs_fill(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
-                    int threads)
+void bw_inputs_fill(const bw_exercise *ex, const bw_case *c, void *const *arrays, int threads)
 {
-    fill_ctx f;
-    fill_setup(&f, ex, c, arrays, 0);
+    bw_fill_ctx f;
+    bw_fill_setup(&f, ex, c, arrays, 0);
     parallel_for(c->n, threads, (int64_t)1 << 15, fill_body, &f);
 }
 
-void bw_inputs_fill_range(const bw_exercise *ex, const bw_case *c, bf16_t *const *arrays,
+void bw_inputs_fill_range(const bw_exercise *ex, const bw_case *c, void *const *arrays,
                           int64_t begin, int64_t end)
 {
-    fill_ctx f;
-    fill_setup(&f, ex, c, arrays, begin);
+    bw_fill_ctx f;
+    bw_fill_setup(&f, ex, c, arrays, begin);
     if (end > begin)
         fill_body(begin, end, &f);
 }

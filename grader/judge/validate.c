@@ -12,44 +12,54 @@
 /* Inputs one element can have; the exercise table stays below this. */
 #define BW_MAX_INPUTS 8
 
+double bw_type_as_double(bw_type t, uint32_t bits)
+{
+    if (bw_elem_is_nan(t, bits))
+        return NAN;
+    if (bw_elem_is_inf(t, bits)) {
+        double past = bw_type_max(t) + bw_type_ulp_at(t, INFINITY);   /* the next power of two */
+        return bw_elem_sign(t, bits) ? -past : past;
+    }
+    return bw_elem_to_double(t, bits);
+}
+
+double bw_ulps_between_type(bw_type t, uint32_t expected, uint32_t got)
+{
+    if (expected == got)
+        return 0.0;
+    int en = bw_elem_is_nan(t, expected), gn = bw_elem_is_nan(t, got);
+    if (en && gn)
+        return 0.0;
+    if (en || gn)
+        return INFINITY;
+    double e = bw_type_as_double(t, expected);
+    return fabs(bw_type_as_double(t, got) - e) / bw_type_ulp_at(t, e);
+}
+
 double bw_ulp(double magnitude)
 {
     return isnan(magnitude) ? NAN : bf16_ulp_at(magnitude);
 }
 
-double bw_bf16_as_double(bf16_t h)
-{
-    if (bf16_is_nan(h))
-        return NAN;
-    if (bf16_is_inf(h))
-        return (h & 0x8000) ? -0x1p128 : 0x1p128;
-    return (double)bf16_to_float(h);
-}
+double bw_bf16_as_double(bf16_t h) { return bw_type_as_double(BW_BF16, h); }
 
 double bw_ulps_between(bf16_t expected, bf16_t got)
 {
-    if (expected == got)
-        return 0.0;
-    int en = bf16_is_nan(expected), gn = bf16_is_nan(got);
-    if (en && gn)
-        return 0.0;
-    if (en || gn)
-        return INFINITY;
-    double e = bw_bf16_as_double(expected);
-    return fabs(bw_bf16_as_double(got) - e) / bw_ulp(e);
+    return bw_ulps_between_type(BW_BF16, expected, got);
 }
 
-int bw_element_ok(const bw_exercise *ex, float alpha, const bf16_t *in, bf16_t expected,
-                  bf16_t got)
+int bw_element_ok(const bw_exercise *ex, const float *scalars, const double *in,
+                  uint32_t expected, uint32_t got)
 {
-    if (got == BW_POISON)
+    bw_type t = bw_exercise_out_type(ex);
+    if (got == bw_type_poison(t))
         return 0;
     if (expected == got)
         return 1;
-    int en = bf16_is_nan(expected), gn = bf16_is_nan(got);
+    int en = bw_elem_is_nan(t, expected), gn = bw_elem_is_nan(t, got);
     if (en || gn)
         return en && gn;
-    return bw_exact_accepts(ex->exact(alpha, in), got);
+    return bw_exact_accepts_type(t, ex->rule->exact(scalars, in), got);
 }
 
 void bw_compare_init(bw_compare_result *r)
@@ -65,10 +75,8 @@ void bw_compare_init(bw_compare_result *r)
 /* How many of a[0..len) and b[0..len) differ. Nearly every call finds none,
  * which memcmp settles fastest; counting uses 32-bit partial sums, which
  * vectorize twice as wide as a 64-bit count of 16-bit compares. */
-BW_HOT_LOOP static int64_t count_differences(const bf16_t *a, const bf16_t *b, int64_t len)
+BW_HOT_LOOP static int64_t count_differences16(const uint16_t *a, const uint16_t *b, int64_t len)
 {
-    if (len <= 0 || memcmp(a, b, (size_t)len * sizeof *a) == 0)
-        return 0;
     int64_t k = 0;
     for (int64_t i0 = 0; i0 < len; i0 += (int64_t)1 << 20) {
         int64_t i1 = len - i0 < ((int64_t)1 << 20) ? len : i0 + ((int64_t)1 << 20);
@@ -80,28 +88,50 @@ BW_HOT_LOOP static int64_t count_differences(const bf16_t *a, const bf16_t *b, i
     return k;
 }
 
-void bw_compare_block(const bw_exercise *ex, float alpha, const bf16_t *const *inputs,
-                      const bf16_t *expected, const bf16_t *got, int64_t index0, int64_t len,
+static int64_t count_differences32(const uint8_t *a, const uint8_t *b, int64_t len)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < len; i++)
+        k += memcmp(a + 4 * i, b + 4 * i, 4) != 0;
+    return k;
+}
+
+/* Elements (eb bytes each) of a and b that differ. */
+static int64_t count_differences(const void *a, const void *b, int64_t len, int eb)
+{
+    if (len <= 0 || memcmp(a, b, (size_t)len * (size_t)eb) == 0)
+        return 0;
+    return eb == 2 ? count_differences16(a, b, len) : count_differences32(a, b, len);
+}
+
+void bw_compare_block(const bw_exercise *ex, const float *scalars, const void *const *inputs,
+                      const void *expected, const void *got, int64_t index0, int64_t len,
                       bw_compare_result *r)
 {
+    const bw_type t = bw_exercise_out_type(ex);
     /* Nearly every block of a working kernel is bit-exact: one vector pass. */
-    if (count_differences(expected, got, len) == 0)
+    if (count_differences(expected, got, len, bw_type_bytes(t)) == 0)
         return;
-    int n_inputs = bw_exercise_n_inputs(ex);
+    bw_type in_type[BW_MAX_INPUTS];
+    int n_inputs = 0;
+    for (int k = 0; k < ex->n_arrays && n_inputs < BW_MAX_INPUTS; k++)
+        if (bw_exercise_is_input(ex, k))
+            in_type[n_inputs++] = ex->arrays[k].type;
+    const uint32_t poison = bw_type_poison(t);
     for (int64_t j = 0; j < len; j++) {
-        bf16_t e = expected[j], g = got[j];
+        uint32_t e = bw_elem_load(t, expected, j), g = bw_elem_load(t, got, j);
         if (e == g)
             continue;
         int64_t i = index0 + j;
-        bf16_t in[BW_MAX_INPUTS];
+        double in[BW_MAX_INPUTS];
         for (int k = 0; k < n_inputs; k++)
-            in[k] = inputs[k][j];
-        double u = bw_ulps_between(e, g);
+            in[k] = bw_elem_to_double(in_type[k], bw_elem_load(in_type[k], inputs[k], j));
+        double u = bw_ulps_between_type(t, e, g);
         if (u > r->max_ulps)
             r->max_ulps = u;
-        if (g == BW_POISON)
+        if (g == poison)
             r->unwritten++;
-        if (bw_element_ok(ex, alpha, in, e, g))
+        if (bw_element_ok(ex, scalars, in, e, g))
             continue;
         if (r->first_bad < 0)
             r->first_bad = i;
@@ -119,10 +149,9 @@ void bw_compare_block(const bw_exercise *ex, float alpha, const bf16_t *const *i
 
 typedef struct {
     const bw_exercise *ex;
-    const bf16_t *const *inputs;
-    const bf16_t *expected, *got;
-    float alpha;
-    int n_inputs;
+    const void *const *inputs;
+    const void *expected, *got;
+    const float *scalars;
     int64_t n, block;
     bw_compare_result *parts;
 } compare_ctx;
@@ -130,11 +159,16 @@ typedef struct {
 static void compare_range(const compare_ctx *c, int64_t begin, int64_t end,
                           bw_compare_result *r)
 {
-    const bf16_t *in[BW_MAX_INPUTS];
-    for (int k = 0; k < c->n_inputs && k < BW_MAX_INPUTS; k++)
-        in[k] = c->inputs[k] + begin;
-    bw_compare_block(c->ex, c->alpha, in, c->expected + begin, c->got + begin, begin,
-                     end - begin, r);
+    const void *in[BW_MAX_INPUTS];
+    int n_in = 0;
+    for (int k = 0; k < c->ex->n_arrays && n_in < BW_MAX_INPUTS; k++)
+        if (bw_exercise_is_input(c->ex, k)) {
+            in[n_in] = (const uint8_t *)c->inputs[n_in] + begin * bw_type_bytes(c->ex->arrays[k].type);
+            n_in++;
+        }
+    int eb = bw_type_bytes(bw_exercise_out_type(c->ex));
+    bw_compare_block(c->ex, c->scalars, in, (const uint8_t *)c->expected + begin * eb,
+                     (const uint8_t *)c->got + begin * eb, begin, end - begin, r);
 }
 
 static void compare_blocks(int64_t b0, int64_t b1, void *vctx)
@@ -171,13 +205,11 @@ static int64_t block_for(int64_t n)
     return block < ((int64_t)1 << 16) ? ((int64_t)1 << 16) : block;
 }
 
-void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,
-                       const bf16_t *const *inputs,
-                       const bf16_t *expected, const bf16_t *got,
+void bw_compare_output(const bw_exercise *ex, int64_t n, const float *scalars,
+                       const void *const *inputs, const void *expected, const void *got,
                        bw_compare_result *r, int threads)
 {
-    compare_ctx c = {ex, inputs, expected, got, alpha, bw_exercise_n_inputs(ex),
-                     n, block_for(n), NULL};
+    compare_ctx c = {ex, inputs, expected, got, scalars, n, block_for(n), NULL};
     bw_compare_init(r);
     if (n <= 0)
         return;
@@ -195,18 +227,19 @@ void bw_compare_output(const bw_exercise *ex, int64_t n, float alpha,
 }
 
 typedef struct {
-    const bf16_t *a, *b;
+    const uint8_t *a, *b;
+    int eb;
     int64_t n, block;
     int64_t *count, *first;
 } changed_ctx;
 
-static void changed_range(const bf16_t *a, const bf16_t *b, int64_t begin, int64_t end,
-                          int64_t *count, int64_t *first)
+static void changed_range(const changed_ctx *c, int64_t begin, int64_t end, int64_t *count,
+                          int64_t *first)
 {
-    *count = count_differences(a + begin, b + begin, end - begin);
+    *count = count_differences(c->a + begin * c->eb, c->b + begin * c->eb, end - begin, c->eb);
     *first = -1;
     for (int64_t i = begin; *count > 0 && i < end; i++)
-        if (a[i] != b[i]) {
+        if (memcmp(c->a + i * c->eb, c->b + i * c->eb, (size_t)c->eb) != 0) {
             *first = i;
             break;
         }
@@ -218,16 +251,16 @@ static void changed_blocks(int64_t b0, int64_t b1, void *vctx)
     for (int64_t blk = b0; blk < b1; blk++) {
         int64_t begin = blk * c->block;
         int64_t end = begin + c->block < c->n ? begin + c->block : c->n;
-        changed_range(c->a, c->b, begin, end, &c->count[blk], &c->first[blk]);
+        changed_range(c, begin, end, &c->count[blk], &c->first[blk]);
     }
 }
 
-int64_t bw_count_changed(const bf16_t *a, const bf16_t *b, int64_t n, int64_t *first,
-                         int threads)
+int64_t bw_count_changed_bytes(const void *a, const void *b, int64_t n, int elem_bytes,
+                               int64_t *first, int threads)
 {
     int64_t count = 0, f = -1;
     if (n > 0) {
-        changed_ctx c = {a, b, n, block_for(n), NULL, NULL};
+        changed_ctx c = {a, b, elem_bytes, n, block_for(n), NULL, NULL};
         int64_t nblocks = (n + c.block - 1) / c.block;
         if (threads > 1 && nblocks > 1) {
             c.count = malloc((size_t)nblocks * sizeof *c.count);
@@ -241,7 +274,7 @@ int64_t bw_count_changed(const bf16_t *a, const bf16_t *b, int64_t n, int64_t *f
                     f = c.first[k];
             }
         } else {
-            changed_range(a, b, 0, n, &count, &f);
+            changed_range(&c, 0, n, &count, &f);
         }
         free(c.count);
         free(c.first);
@@ -249,6 +282,12 @@ int64_t bw_count_changed(const bf16_t *a, const bf16_t *b, int64_t n, int64_t *f
     if (first)
         *first = f;
     return count;
+}
+
+int64_t bw_count_changed(const bf16_t *a, const bf16_t *b, int64_t n, int64_t *first,
+                         int threads)
+{
+    return bw_count_changed_bytes(a, b, n, 2, first, threads);
 }
 
 uint64_t bw_hash_elements(const bf16_t *v, int64_t n)

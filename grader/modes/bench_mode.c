@@ -47,7 +47,7 @@
 #define MIN_CLOCKED_SAMPLES 3
 
 typedef struct {
-    int64_t n;
+    bw_size size;
     int offset;
 } row_spec;
 
@@ -69,13 +69,23 @@ static void apply_sampling(bw_request *req, const sampling *s)
 }
 
 /* The rows to measure. Default: powers of two from 64K elements to 16M, then
- * two large odd sizes, those also at misaligned offsets. */
+ * two large odd sizes, those also at misaligned offsets; a matrix: squares
+ * from 1024 to the largest below 2^31 elements, then an odd tall shape and
+ * an odd wide one, both also misaligned. */
 static row_spec *make_rows(const bw_bench_opts *o, int *count)
 {
-    static const int64_t sizes[] = {(int64_t)1 << 16, (int64_t)1 << 18, (int64_t)1 << 20,
-                                    (int64_t)1 << 22, (int64_t)1 << 24, BIG_A, BIG_B};
+    static const bw_size sizes[] = {{0, (int64_t)1 << 16}, {0, (int64_t)1 << 18},
+                                    {0, (int64_t)1 << 20}, {0, (int64_t)1 << 22},
+                                    {0, (int64_t)1 << 24}, {0, BIG_A}, {0, BIG_B}};
+    static const bw_size shapes[] = {{1024, 1024}, {4096, 4096}, {8192, 8192}, {16384, 16384},
+                                     {46340, 46340}, {1048579, 1001}, {1001, 1048579}};
     static const int extra_offsets[] = {1, 4, 7};
-    int n_def = (int)(sizeof sizes / sizeof sizes[0]);
+    const int matrix = o->ex->shape == BW_SHAPE_MATRIX;
+    const bw_size *defaults = matrix ? shapes : sizes;
+    int n_def = matrix ? (int)(sizeof shapes / sizeof shapes[0]) : (int)(sizeof sizes / sizeof sizes[0]);
+    /* The two largest defaults get the extra offsets (a vector's odd sizes,
+     * a matrix's odd shapes). */
+    int odd0 = n_def - 2;
     int cap;
     if (o->sizes || o->offsets) {
         int ns = o->sizes ? o->n_sizes : n_def;
@@ -89,7 +99,7 @@ static row_spec *make_rows(const bw_bench_opts *o, int *count)
         return NULL;
     int n = 0;
     if (o->sizes || o->offsets) {
-        const int64_t *sz = o->sizes ? o->sizes : sizes;
+        const bw_size *sz = o->sizes ? o->sizes : defaults;
         int ns = o->sizes ? o->n_sizes : n_def;
         for (int i = 0; i < ns; i++) {
             if (o->offsets)
@@ -99,13 +109,13 @@ static row_spec *make_rows(const bw_bench_opts *o, int *count)
                 rows[n++] = (row_spec){sz[i], 0};
         }
     } else if (o->quick) {
-        rows[n++] = (row_spec){BIG_B, 0};
+        rows[n++] = (row_spec){matrix ? shapes[3] : sizes[n_def - 1], 0};
     } else {
         for (int i = 0; i < n_def; i++)
-            rows[n++] = (row_spec){sizes[i], 0};
+            rows[n++] = (row_spec){defaults[i], 0};
         for (int i = 0; i < 2; i++)
             for (int k = 0; k < 3; k++)
-                rows[n++] = (row_spec){i == 0 ? BIG_A : BIG_B, extra_offsets[k]};
+                rows[n++] = (row_spec){defaults[odd0 + i], extra_offsets[k]};
     }
     *count = n;
     return rows;
@@ -138,14 +148,28 @@ static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_r
                           ? rep->copies[BW_COPY_MEMCPY].lag_ms
                           : rep->copy.lag_ms;
     row->lag_excess_ms = isfinite(copy_lag) ? r->lag_median_ms - copy_lag : NAN;
+    row->first_bad_value = r->first_bad_value;
+    row->want_value = r->want_value;
+    if (r->calls_bad > 0 && row->by_value) {
+        row->status = "not_recomputed";
+        row->rule = RULE_RECOMPUTE;
+        row->detail = bw_format_alloc(
+            "%d of %d calls after the first gave a result that does not follow their inputs "
+            "(first: call %d gave %.9g, where the first, checked call gave %.9g; every other "
+            "call's inputs are negated, so its result must be too): a call must compute its "
+            "result from its inputs, not remember an earlier one",
+            r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_value, r->want_value);
+        return -1;
+    }
     if (r->calls_bad > 0) {
         row->status = "not_recomputed";
         row->rule = RULE_RECOMPUTE;
         row->detail = bw_format_alloc(
             "%d of %d calls after the first gave a different output than the first, checked "
-            "call on the same inputs (first: call %d, arrays rotated by %d elements): a call "
+            "call on the same inputs (first: call %d, arrays rotated by %d %s): a call "
             "must not reuse an earlier result or skip work at sizes it recognises",
-            r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_rotation);
+            r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_rotation,
+            row->rows > 0 ? "rows" : "elements");
         return -1;
     }
     double limit = isfinite(row->lag_excess_ms)
@@ -319,6 +343,51 @@ static void calibrate_row(bw_runner *base, const bw_request *student_req, bw_ben
     free(detail);
 }
 
+/* The case a row times: random values (a reduction's positive ones, so that
+ * a remembered result is far from the negated one the check wants), alpha
+ * 0.75, inputs from the seed and the row. */
+static void bench_case(const bw_bench_opts *o, const bw_bench_row *row, bw_case *c)
+{
+    const bw_exercise *ex = o->ex;
+    memset(c, 0, sizeof *c);
+    c->index = -1;
+    c->n = row->n;
+    c->rows = row->rows > 0 ? row->rows : 1;
+    c->cols = row->rows > 0 ? row->cols : row->n;
+    c->offset_elems = row->offset;
+    c->alpha = ex->uses_alpha ? 0.75f : 0.0f;
+    c->alpha_kind = ex->uses_alpha ? "fixed" : "-";
+    c->values = ex->shape == BW_SHAPE_REDUCTION ? BW_VALUES_POSITIVE : BW_VALUES_RANDOM;
+    c->group = BW_GROUP_LARGE;
+    c->data_seed = bw_mix64(o->seed ^ bw_mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
+}
+
+/* The hash the worker gives the first call's arrays (mix64.h), here. */
+static uint64_t images_hash(const bw_case_data *d, const uint8_t *images, uint64_t key)
+{
+    uint64_t h = 0;
+    for (int k = 0; k < d->ex->n_arrays; k++) {
+        const uint8_t *data = images + bw_case_data_place(d, k) + d->layout[k].front_bytes;
+        h += bw_array_hash(data, k, (int64_t)(d->layout[k].data_bytes / 2), key,
+                           parallel_default_threads());
+    }
+    return h;
+}
+
+/* By value: how far two correct calls' results may lie apart, each within
+ * the rule's bound of the exact sum and rounded once: twice both. */
+static double value_tolerance(const bw_case_data *d, const uint8_t *images)
+{
+    bw_case_result r;
+    bw_case_result_init(&r);
+    bw_case_data_check(d, images, &r);   /* before the call: the facts of its inputs */
+    double rounding = bw_type_ulp_at(bw_exercise_out_type(d->ex),
+                                     fabs(r.shape.sum_exact) + r.shape.sum_bound);
+    double tol = 2.0 * (r.shape.sum_bound + rounding);
+    bw_case_result_free(&r);
+    return tol;
+}
+
 static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
                        const sampling *s, bw_bench_row *row, int fresh, bw_reply *out)
 {
@@ -333,16 +402,7 @@ static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     }
     row->worker_pid = bw_runner_worker_pid(run);
     bw_case c;
-    memset(&c, 0, sizeof c);
-    c.index = -1;
-    c.n = row->n;
-    c.offset_elems = row->offset;
-    c.alpha = ex->uses_alpha ? 0.75f : 0.0f;
-    c.alpha_kind = ex->uses_alpha ? "fixed" : "-";
-    c.values = BW_VALUES_RANDOM;
-    c.group = BW_GROUP_LARGE;
-    c.data_seed = bw_mix64(o->seed ^ bw_mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
-
+    bench_case(o, row, &c);
     bw_case_data d;
     bw_case_data_init(&d, ex, &c, 0, parallel_default_threads());
     char *why = NULL;
@@ -358,6 +418,9 @@ static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     /* Fresh for every row: not predictable from the kit or the seed. */
     req.rotate_seed = bw_random_u64();
     req.hash_key = bw_random_u64();
+    row->by_value = req.by_value >= 0;
+    if (row->by_value)
+        req.value_tol = value_tolerance(&d, images);
     apply_sampling(&req, s);
     req.profile_calls = o->profile_calls;
     bw_reply r;
@@ -391,8 +454,7 @@ static int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     bw_case_result res;
     bw_case_result_init(&res);
     bw_case_data_check(&d, images, &res);
-    uint64_t hash = bw_images_hash(images, ex->n_arrays, req.image_bytes, &d.layout, row->n,
-                                   req.hash_key, parallel_default_threads());
+    uint64_t hash = images_hash(&d, images, req.hash_key);
     if (res.outcome != BW_OUTCOME_PASS) {
         row->status = "wrong";
         row->detail = wrong_detail(&res, row->n);
@@ -508,9 +570,11 @@ static void judge_row(const bw_reply *r, const sampling *s, const bw_bench_repor
 static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
 {
     memset(row, 0, sizeof *row);
-    row->n = spec.n;
+    row->n = bw_size_n(spec.size);
+    row->rows = spec.size.rows;
+    row->cols = spec.size.rows > 0 ? spec.size.cols : 0;
     row->offset = spec.offset;
-    row->bytes = bw_exercise_bytes_per_element(ex) * spec.n;
+    row->bytes = bw_exercise_call_bytes(ex, row->n);
     row->status = "skipped";
     row->ratio = row->gbs = row->pct_peak = row->pct_copy = row->pct_memcpy = NAN;
     row->lag_ms = row->lag_excess_ms = NAN;
@@ -526,10 +590,20 @@ static void mark_rows_that_fit(bw_runner *run, const bw_exercise *ex, const bw_r
 {
     *largest = 0;
     for (int i = 0; i < n_rows; i++) {
-        bw_image_layout l = bw_image_layout_for(rows[i].n, rows[i].offset, 0);
-        uint64_t extra = (uint64_t)ex->n_arrays * l.data_bytes + 2 * (uint64_t)device->l2_bytes;
-        char *short_of = bw_memory_shortfall(ex, &l, (uint64_t)ex->n_arrays * l.total_bytes, extra,
-                                             device, bw_runner_shm(run));
+        bw_case c;
+        bw_case_data d;
+        memset(&c, 0, sizeof c);
+        c.n = rows[i].n;
+        c.rows = rows[i].rows > 0 ? rows[i].rows : 1;
+        c.cols = rows[i].rows > 0 ? rows[i].cols : rows[i].n;
+        c.offset_elems = rows[i].offset;
+        bw_case_data_init(&d, ex, &c, 0, 1);
+        /* The pristine copies the worker keeps of every array's data. */
+        uint64_t extra = 2 * (uint64_t)device->l2_bytes;
+        for (int k = 0; k < ex->n_arrays; k++)
+            extra += d.layout[k].data_bytes;
+        char *short_of = bw_memory_shortfall(d.images_bytes, d.images_bytes, extra, device,
+                                             bw_runner_shm(run));
         if (short_of) {
             rows[i].status = "skipped";
             rows[i].detail = short_of;
@@ -647,7 +721,8 @@ int bw_bench_main(const bw_bench_opts *o)
         free(why);
         for (int i = 0; i < n_rows; i++) {   /* the first row's figures included */
             free(rows[i].detail);
-            init_row(&rows[i], ex, (row_spec){rows[i].n, rows[i].offset});
+            init_row(&rows[i], ex, (row_spec){{rows[i].rows, rows[i].rows > 0 ? rows[i].cols : rows[i].n},
+                                               rows[i].offset});
             rows[i].status = "wrong";
         }
         rep.status = "wrong";
@@ -677,7 +752,7 @@ int bw_bench_main(const bw_bench_opts *o)
         }
         bw_report_bench_copy(out, &rep);
     }
-    bw_report_bench_table_head(out);
+    bw_report_bench_table_head(out, &rep);
     int bad = 0;
     if (first_measured)
         judge_row(&first_reply, &s, &rep, &rows[first]);

@@ -6,12 +6,19 @@
 #include <stdint.h>
 #include "exercise.h"
 
+/* A benchmark size: n elements (rows 0), or a matrix of rows x cols. */
+typedef struct {
+    int64_t rows, cols;
+} bw_size;
+
+static inline int64_t bw_size_n(bw_size s) { return s.rows > 0 ? s.rows * s.cols : s.cols; }
+
 typedef struct {
     const bw_exercise *ex;
     const char *worker_path;
     const char *label;        /* names the implementation in the JSON ("student") */
     const char *baseline_worker; /* NULL: bw_worker_baseline beside bwgrade */
-    const int64_t *sizes;     /* NULL: the default size list */
+    const bw_size *sizes;     /* NULL: the default size list */
     int n_sizes;
     const int *offsets;       /* NULL: the default offsets; with sizes given, {0} */
     int n_offsets;

@@ -10,19 +10,23 @@
 #include "parallel_for.h"
 
 /* Context and module loading take a few seconds at most; beyond that the
- * time goes into copying the images (~4 bytes per element per array), so the
- * limit grows with n: about 90 s for the 2^31-element case, far above what a
- * correct kernel needs even on a slow host. A sanitizer slows kernels by
- * 10-100x and adds its own start-up, hence the larger terms. */
-double bw_case_time_limit(int64_t n, int n_arrays, int sanitized)
+ * time goes into copying the images (~2 bytes of copies per byte of data),
+ * so the limit grows with the images: about 90 s for the 2^31-element case
+ * of three bf16 arrays, far above what a correct kernel needs even on a slow
+ * host. A sanitizer slows kernels by 10-100x and adds its own start-up,
+ * hence the larger terms. The work is counted in bf16 elements of the
+ * arrays that hold n of them. */
+double bw_case_time_limit(const bw_exercise *ex, int64_t n, int sanitized)
 {
-    double work = (double)n * (double)n_arrays;
+    double work = 0.0;
+    for (int k = 0; k < ex->n_arrays; k++)
+        work += (double)bw_exercise_count_of(ex, k, n) * (double)bw_type_bytes(ex->arrays[k].type) / 2.0;
     return sanitized ? 60.0 + work * 2e-6 : 5.0 + work * 2e-8;
 }
 
-double bw_case_time_limit_after_hang(int64_t n, int n_arrays, int sanitized)
+double bw_case_time_limit_after_hang(const bw_exercise *ex, int64_t n, int sanitized)
 {
-    return bw_case_time_limit(n, n_arrays, sanitized) / 5.0;
+    return bw_case_time_limit(ex, n, sanitized) / 5.0;
 }
 
 static void set_detail(bw_case_result *r, char *detail)
@@ -42,7 +46,7 @@ static void phase(double *mark, double *times, int k)
 
 /* Same inputs, same layout, once more: different output bits mean the
  * result depends on timing, i.e. a race. */
-static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint32_t first_hash,
+static void rerun_for_race(bw_runner *run, const bw_case_data *d, const bw_case_check *first,
                            const bw_request *req, double limit, bw_case_result *r)
 {
     bw_case_check again;
@@ -50,7 +54,7 @@ static void rerun_for_race(bw_runner *run, const bw_case_data *d, uint32_t first
     bw_reply rep;
     char *detail = NULL, *output = NULL;
     if (bw_runner_run(run, req, &ops, limit, &rep, &detail, &output) == BW_OUTCOME_PASS)
-        r->nondeterministic = again.out_hash != first_hash;
+        r->nondeterministic = bw_case_check_differs(first, &again, r);
     free(detail);
     free(output);
 }
@@ -96,14 +100,14 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, d
 
     bw_request req;
     bw_case_data_request(&d, BW_REQ_RUN, &req);
-    char *short_of = bw_memory_shortfall(ex, &d.layout, req.shm_bytes, 0, bw_runner_device(run),
+    char *short_of = bw_memory_shortfall(d.images_bytes, req.shm_bytes, 0, bw_runner_device(run),
                                          bw_runner_shm(run));
     if (short_of) {
         r->outcome = BW_OUTCOME_SKIPPED;
         r->detail = short_of;
         goto done;
     }
-    double limit = limit_s > 0 ? limit_s : bw_case_time_limit(c->n, ex->n_arrays, sanitizer != NULL);
+    double limit = limit_s > 0 ? limit_s : bw_case_time_limit(ex, c->n, sanitizer != NULL);
     bw_case_check check;
     bw_chunk_ops ops = bw_case_data_chunk_ops(&d, &check, 0);
     bw_dialogue_times tm = {0, 0, 0, 0, 0};
@@ -120,7 +124,7 @@ void bw_test_run_case(bw_runner *run, const bw_case *c, const char *sanitizer, d
         call_ms = rep.call_ms;
         bw_case_check_finish(&check, r);
         if (r->outcome == BW_OUTCOME_FAIL)
-            rerun_for_race(run, &d, check.out_hash, &req, limit, r);
+            rerun_for_race(run, &d, &check, &req, limit, r);
         phase(&mark, times, 1);
     }
     if (sanitizer)

@@ -29,13 +29,14 @@ static const char usage_text[] =
     "               [--sanitize TOOLS] [--case-limit S] [--device-lock FILE]\n"
     "               [--json FILE] [--quiet]\n"
     "               [--sandbox BWRAP [--hide PATHS]] [--contain]\n"
-    "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,...]\n"
+    "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,... | RxC,RxC,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
     "                [--json FILE] [--sandbox BWRAP [--hide PATHS]] [--contain]\n"
     "                [--baseline-worker PATH]\n"
-    "  bwgrade once EXERCISE --worker PATH --n N [--offset K] [--seed S]\n"
+    "  bwgrade once EXERCISE --worker PATH (--n N | --rows R --cols C) [--offset K] [--seed S]\n"
     "\n"
-    "  list      the exercises: name, arrays, in place, uses alpha, summary (tab-separated)\n"
+    "  list      the exercises: name, shape, scalars, arrays (name:type:role:extent),\n"
+    "            summary (tab-separated; lists comma-separated, - when empty)\n"
     "  cases     the case table for a seed\n"
     "  test      run every case (or case K) in the worker and check the results\n"
     "  bench     measure bandwidth; only after a correctness check passes\n"
@@ -61,8 +62,10 @@ static const char usage_text[] =
     "                  at a time (created if missing)\n"
     "  --json FILE     also write the results as JSON (- for stdout)\n"
     "  --quiet         one summary line instead of the report\n"
-    "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1\n"
-    "  --offsets LIST  pointer offsets in elements, 0 to 127\n"
+    "  --sizes LIST    element counts: N, 2^P, 2^P+K or 2^P-K, 1 to 2^31-1; for a\n"
+    "                  matrix exercise shapes RxC (each a count, R * C <= 2^31-1)\n"
+    "  --offsets LIST  pointer offsets in elements, 0 to 127 (fp32 arrays: 0 to 63)\n"
+    "  --rows R --cols C  once, a matrix exercise: the shape of the call\n"
     "  --quick         one large size, shorter sampling\n"
     "  --sandbox BWRAP run each worker inside bubblewrap (the bwrap executable):\n"
     "                  no network, read-only files but its private HOME/TMPDIR,\n"
@@ -102,7 +105,7 @@ static int usage_error(const char *fmt, ...)
 typedef struct {
     const char *exercise;
     const char *worker, *seed, *case_k, *groups, *sanitize, *json, *label, *sizes, *offsets;
-    const char *n, *offset, *profile_calls, *sandbox, *hide, *device_lock, *case_limit;
+    const char *n, *rows, *cols, *offset, *profile_calls, *sandbox, *hide, *device_lock, *case_limit;
     const char *baseline_worker;
     int hidden, quiet, no_copy, quick, group_fail_fast, fail_fast, contain, help;
 } args;
@@ -124,6 +127,8 @@ static const option options[] = {
     VAL(worker, CMD_TEST | CMD_BENCH | CMD_ONCE),
     VAL(seed, CMD_CASES | CMD_TEST | CMD_ONCE),
     VAL(n, CMD_ONCE),
+    VAL(rows, CMD_ONCE),
+    VAL(cols, CMD_ONCE),
     VAL(offset, CMD_ONCE),
     {"--case", CMD_TEST, offsetof(args, case_k), 0, 1},
     VAL(groups, CMD_TEST),
@@ -244,20 +249,35 @@ static int parse_size(const char *s, size_t len, int64_t *out)
     return rc;
 }
 
+/* One size: an element count (matrix 0) or a shape RxC (matrix 1), each
+ * side a count and their product at most 2^31 - 1. */
+static int parse_one(const char *s, size_t len, int matrix, bw_size *out)
+{
+    if (!matrix) {
+        out->rows = 0;
+        return parse_size(s, len, &out->cols);
+    }
+    const char *x = memchr(s, 'x', len);
+    if (!x || parse_size(s, (size_t)(x - s), &out->rows) != 0 ||
+        parse_size(x + 1, len - (size_t)(x - s) - 1, &out->cols) != 0)
+        return -1;
+    return out->rows * out->cols <= INT_MAX ? 0 : -1;
+}
+
 /* Splits a comma list, calling parse on each item. Returns the count (>0) and
  * a malloc'd array, or -1 naming nothing (the caller reports the option). */
-static int parse_sizes(const char *list, int64_t **out)
+static int parse_sizes(const char *list, int matrix, bw_size **out)
 {
     int count = 1;
     for (const char *p = list; *p; p++)
         count += *p == ',';
-    int64_t *v = malloc(sizeof *v * (size_t)count);
+    bw_size *v = malloc(sizeof *v * (size_t)count);
     if (!v)
         return -1;
     const char *p = list;
     for (int i = 0; i < count; i++) {
         size_t len = strcspn(p, ",");
-        if (len == 0 || parse_size(p, len, &v[i]) != 0) {
+        if (len == 0 || parse_one(p, len, matrix, &v[i]) != 0) {
             free(v);
             return -1;
         }
@@ -267,7 +287,8 @@ static int parse_sizes(const char *list, int64_t **out)
     return count;
 }
 
-static int parse_offsets(const char *list, int **out)
+/* Offsets in elements below max (the bytes stay below 256: image.h). */
+static int parse_offsets(const char *list, int max, int **out)
 {
     int count = 1;
     for (const char *p = list; *p; p++)
@@ -284,8 +305,7 @@ static int parse_offsets(const char *list, int **out)
         if (copy) {
             memcpy(copy, p, len);
             copy[len] = '\0';
-            /* 2 * offset must stay below the 256-byte alignment (image.h). */
-            ok = parse_u64(copy, &u) == 0 && u < 128;
+            ok = parse_u64(copy, &u) == 0 && u < (uint64_t)max;
             free(copy);
         }
         if (!ok) {
@@ -353,8 +373,16 @@ static int cmd_list(void)
 {
     for (int i = 0; i < bw_exercise_count(); i++) {
         const bw_exercise *ex = bw_exercise_at(i);
-        printf("%s\t%d\t%d\t%d\t%s\n", ex->name, ex->n_arrays, ex->in_place, ex->uses_alpha,
-               ex->summary);
+        printf("%s\t%s\t", ex->name, bw_shape_name(ex->shape));
+        for (int k = 0; k < ex->n_scalars; k++)
+            printf("%s%s", k ? "," : "", ex->scalars[k]);
+        printf("%s\t", ex->n_scalars ? "" : "-");
+        for (int k = 0; k < ex->n_arrays; k++) {
+            const bw_array_decl *a = &ex->arrays[k];
+            printf("%s%s:%s:%s:%s", k ? "," : "", a->name, bw_type_name(a->type),
+                   bw_role_name(a->role), bw_extent_name(a->extent));
+        }
+        printf("\t%s\n", ex->summary);
     }
     return 0;
 }
@@ -368,13 +396,17 @@ static int cmd_cases(const bw_exercise *ex, uint64_t seed, int hidden)
     }
     printf("# %s, seed %" PRIu64 "%s: %d cases\n", ex->name, seed,
            hidden ? ", hidden cases included" : "", list.count);
-    printf("%6s  %-7s  %10s  %6s  %-14s  %-10s  %s\n", "index", "group", "n", "offset", "alpha",
-           "alpha_kind", "values");
+    const int matrix = ex->shape == BW_SHAPE_MATRIX;
+    printf("%6s  %-7s  %10s  %6s  %-14s  %-10s  %s%s\n", "index", "group", "n", "offset", "alpha",
+           "alpha_kind", "values", matrix ? "  rows x cols" : "");
     for (int i = 0; i < list.count; i++) {
         const bw_case *c = &list.items[i];
-        printf("%6d  %-7s  %10" PRId64 "  %6d  %-14.9g  %-10s  %s\n", c->index,
+        printf("%6d  %-7s  %10" PRId64 "  %6d  %-14.9g  %-10s  %s", c->index,
                bw_case_group_name(c->group), c->n, c->offset_elems, (double)c->alpha,
                c->alpha_kind ? c->alpha_kind : "-", bw_value_class_name(c->values));
+        if (matrix)
+            printf("  %" PRId64 " x %" PRId64, c->rows, c->cols);
+        putchar('\n');
     }
     bw_cases_free(&list);
     return 0;
@@ -388,6 +420,11 @@ int main(int argc, char **argv)
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         fputs(usage_text, stdout);
         return 0;
+    }
+    const char *problem = bw_exercise_table_problem();
+    if (problem) {
+        fprintf(stderr, "bwgrade: %s\n", problem);
+        return 3;
     }
     int cmd = strcmp(name, "list") == 0    ? CMD_LIST
               : strcmp(name, "cases") == 0 ? CMD_CASES
@@ -439,20 +476,37 @@ int main(int argc, char **argv)
     if (!a.worker)
         return usage_error("--worker PATH is required (run.py builds and passes it)");
 
+    const int max_off = bw_exercise_max_offset(ex);
     if (cmd == CMD_ONCE) {
-        int64_t *n = NULL;
+        bw_size *size = NULL;
         int *off = NULL;
-        if (!a.n || parse_sizes(a.n, &n) != 1) {
-            free(n);
-            return usage_error("--n takes one element count 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K)");
+        char one[64];
+        if (ex->shape == BW_SHAPE_MATRIX) {
+            if (a.n || !a.rows || !a.cols)
+                return usage_error("%s is a matrix exercise: give --rows R --cols C, not --n",
+                                   ex->name);
+            snprintf(one, sizeof one, "%.28sx%.28s", a.rows, a.cols);
+        } else {
+            if (a.rows || a.cols || !a.n)
+                return usage_error("--n takes one element count 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K)%s",
+                                   a.rows || a.cols ? "; --rows and --cols are for a matrix exercise"
+                                                    : "");
+            snprintf(one, sizeof one, "%.60s", a.n);
         }
-        if (a.offset && parse_offsets(a.offset, &off) != 1) {
-            free(n);
+        if (parse_sizes(one, ex->shape == BW_SHAPE_MATRIX, &size) != 1) {
+            free(size);
+            return usage_error(ex->shape == BW_SHAPE_MATRIX
+                                   ? "--rows and --cols take counts 1..2^31-1 whose product is at "
+                                     "most 2^31-1"
+                                   : "--n takes one element count 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K)");
+        }
+        if (a.offset && parse_offsets(a.offset, max_off, &off) != 1) {
+            free(size);
             free(off);
-            return usage_error("--offset takes one element offset 0..127");
+            return usage_error("--offset takes one element offset 0..%d", max_off - 1);
         }
-        code = bw_once_main(ex, a.worker, n[0], off ? off[0] : 0, seed);
-        free(n);
+        code = bw_once_main(ex, a.worker, size[0], off ? off[0] : 0, seed);
+        free(size);
         free(off);
         return code;
     }
@@ -516,21 +570,25 @@ int main(int argc, char **argv)
     }
     o.json_path = a.json;
     o.seed = seed;
-    int64_t *sizes = NULL;
+    bw_size *sizes = NULL;
     int *offsets = NULL;
     if (a.sizes) {
-        o.n_sizes = parse_sizes(a.sizes, &sizes);
+        o.n_sizes = parse_sizes(a.sizes, ex->shape == BW_SHAPE_MATRIX, &sizes);
         if (o.n_sizes <= 0)
-            return usage_error("--sizes takes element counts 1..2^31-1 (N, 2^P, 2^P+K, 2^P-K), "
-                               "comma-separated; not '%s'", a.sizes);
+            return usage_error(ex->shape == BW_SHAPE_MATRIX
+                                   ? "--sizes takes shapes RxC (R and C counts 1..2^31-1, R * C "
+                                     "at most 2^31-1), comma-separated; not '%s'"
+                                   : "--sizes takes element counts 1..2^31-1 (N, 2^P, 2^P+K, "
+                                     "2^P-K), comma-separated; not '%s'",
+                               a.sizes);
         o.sizes = sizes;
     }
     if (a.offsets) {
-        o.n_offsets = parse_offsets(a.offsets, &offsets);
+        o.n_offsets = parse_offsets(a.offsets, max_off, &offsets);
         if (o.n_offsets <= 0) {
             free(sizes);
-            return usage_error("--offsets takes element offsets 0..127, comma-separated; "
-                               "not '%s'", a.offsets);
+            return usage_error("--offsets takes element offsets 0..%d, comma-separated; "
+                               "not '%s'", max_off - 1, a.offsets);
         }
         o.offsets = offsets;
     }

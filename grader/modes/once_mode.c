@@ -6,17 +6,20 @@
 #include "case_run.h"
 #include "runner.h"
 
-int bw_once_main(const bw_exercise *ex, const char *worker_path, int64_t n, int offset,
+int bw_once_main(const bw_exercise *ex, const char *worker_path, bw_size size, int offset,
                  uint64_t seed)
 {
+    int64_t n = bw_size_n(size);
     bw_case c;
     memset(&c, 0, sizeof c);
     c.index = -1;
     c.n = n;
+    c.rows = size.rows > 0 ? size.rows : 1;
+    c.cols = size.rows > 0 ? size.cols : n;
     c.offset_elems = offset;
     c.alpha = ex->uses_alpha ? 0.75f : 0.0f;
     c.alpha_kind = ex->uses_alpha ? "random" : "-";
-    c.values = BW_VALUES_RANDOM;
+    c.values = ex->shape == BW_SHAPE_REDUCTION ? BW_VALUES_POSITIVE : BW_VALUES_RANDOM;
     c.group = BW_GROUP_LARGE;
     c.data_seed = seed;
 

@@ -3,10 +3,11 @@
 #ifndef BWLAB_ONCE_MODE_H
 #define BWLAB_ONCE_MODE_H
 #include <stdint.h>
+#include "bench_mode.h"
 #include "exercise.h"
 
 /* Returns the exit code: 0 the call was right, 1 it was not, 3 could not run. */
-int bw_once_main(const bw_exercise *ex, const char *worker_path, int64_t n, int offset,
+int bw_once_main(const bw_exercise *ex, const char *worker_path, bw_size size, int offset,
                  uint64_t seed);
 
 #endif

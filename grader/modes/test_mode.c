@@ -200,10 +200,9 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
                                               "those first", BW_GIVE_UP_TOTAL);
             continue;
         }
-        double limit = hung_case >= 0 ? bw_case_time_limit_after_hang(c->n, o->ex->n_arrays,
-                                                                      sanitizer != NULL)
-                                      : bw_case_time_limit(c->n, o->ex->n_arrays,
-                                                           sanitizer != NULL);
+        double limit = hung_case >= 0
+                           ? bw_case_time_limit_after_hang(o->ex, c->n, sanitizer != NULL)
+                           : bw_case_time_limit(o->ex, c->n, sanitizer != NULL);
         if (o->case_limit_s > 0 && limit > o->case_limit_s)
             limit = o->case_limit_s;
         bw_test_run_case(run, c, sanitizer, limit, r);

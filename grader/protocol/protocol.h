@@ -1,6 +1,9 @@
 /* The grader <-> worker channel. Fixed-size binary messages over a socket
  * pair (never stdout: student code owns stdout and stderr), array images in
- * shared memory both processes map. Plain C, shared by both sides.
+ * shared memory both processes map. Plain C, shared by both sides. Each
+ * array has a geometry of its own (bw_array_geom: element size, count,
+ * image layout), so that exercises of any element type and shape travel
+ * the same way; the worker knows nothing of exercises beyond its adapter.
  *
  * A RUN is a dialogue: its images never lie whole in host memory. They move
  * through a ring of ring_slots slots at the start of the shared memory, one
@@ -24,8 +27,9 @@
 #define BWLAB_PROTOCOL_H
 #include <stdint.h>
 
-#define BW_PROTO_MAGIC 0x62776c62u        /* "bwlb" */
+#define BW_PROTO_MAGIC 0x62776c63u        /* "bwlc": per-array geometry */
 #define BW_MAX_ARRAYS 8
+#define BW_MAX_CALL_SCALARS 4
 #define BW_TEXT 256                        /* bounded text fields, always NUL-terminated */
 
 /* Environment variables through which the worker finds its descriptors:
@@ -76,17 +80,41 @@ typedef enum {
     BW_REP_BAD_REQUEST
 } bw_rep_status;
 
+/* bw_array_geom.flags */
+#define BW_ARRAY_WHOLE 1u    /* RUN: travels whole in chunk 0 (a reduction's one result) */
+#define BW_ARRAY_ROTATE_OUTER 2u /* BENCH: rotate whole rows (rot_outer), else within rows */
+#define BW_ARRAY_INPUT 4u    /* BENCH: read by the call (a by-value check negates it) */
+
+/* One array's image (image.h) and, for BENCH, how its calls move it. */
+typedef struct {
+    uint32_t elem_bytes;         /* 2 or 4 */
+    uint32_t flags;              /* BW_ARRAY_* */
+    int64_t count;               /* elements */
+    uint64_t front_bytes;        /* guard + offset: element 0 lies here */
+    uint64_t data_bytes;         /* count * elem_bytes */
+    uint64_t back_bytes;
+    uint64_t image_bytes;        /* front + data + back */
+    /* BENCH: where the image lies in the shared memory (images back to
+     * back); RUN: where its part of a chunk lies in a slot */
+    uint64_t place;
+    /* BENCH: the data seen as outer x inner elements (a vector: 1 x count;
+     * a rows x cols matrix: rows x cols; its transpose: cols x rows), and
+     * rotated between calls by a common amount along rows (flag
+     * ROTATE_OUTER: row i takes row i + r) or within each row */
+    int64_t outer, inner;
+} bw_array_geom;
+
 typedef struct {
     uint32_t magic;
     uint32_t kind;               /* bw_req_kind */
     uint64_t nonce;              /* fresh random per request; the reply must echo it */
-    int32_t n;                   /* elements */
-    float alpha;
+    /* RUN / BENCH: the call (bw_call) */
+    int64_t n;                   /* elements of an n-element array (a matrix: rows * cols) */
+    int32_t rows, cols;          /* a matrix's shape; else 1 and n */
+    int32_t n_scalars;
+    float scalars[BW_MAX_CALL_SCALARS];
     int32_t n_arrays;
-    uint64_t front_bytes;        /* per-array image layout, see image.h */
-    uint64_t data_bytes;
-    uint64_t back_bytes;
-    uint64_t image_bytes;        /* one array's image; BENCH: back to back in the shared memory */
+    bw_array_geom arrays[BW_MAX_ARRAYS];
     uint64_t shm_bytes;          /* bytes the worker must map (RUN: the ring) */
     uint64_t copy_bytes;         /* COPY_BENCH: bytes to copy (read + write = 2x this) */
     /* BENCH / COPY_BENCH sampling */
@@ -101,6 +129,13 @@ typedef struct {
      * call that skips or shortens its work is noticed (see bench_timing.c). */
     uint64_t rotate_seed;        /* the rotation amounts' seed; must not be 0 */
     uint64_t hash_key;           /* keys the output hash (bw_output_hash in mix64.h) */
+    /* BENCH, an exercise whose result is one value (a reduction): instead of
+     * a hash, every call's result is compared by value with the validated
+     * call's: within value_tol, and negated on the calls whose inputs were
+     * negated (every other call), so a remembered result is wrong half the
+     * time. by_value: the index of that result's array, else -1. */
+    int32_t by_value;
+    double value_tol;
     /* BENCH: after the warmup, profile_calls more calls timed as the samples
      * are, each bracketed alone with cudaProfilerStart/Stop (so that a
      * profiler started with --profile-from-start off sees those calls'
@@ -112,8 +147,7 @@ typedef struct {
     int32_t copy_method;         /* COPY_BENCH: BW_COPY_* */
     /* RUN: the ring and the chunks (stream_plan.h); CHUNK: which chunk */
     int32_t ring_slots;
-    uint64_t slot_bytes;         /* a slot ... */
-    uint64_t slot_stride;        /* ... holds array k's part of a chunk at k * slot_stride */
+    uint64_t slot_bytes;         /* a slot holds array k's part of a chunk at arrays[k].place */
     int64_t chunk_elems;         /* elements per chunk, the last one short */
     int64_t chunks;
     int64_t chunk;
@@ -144,6 +178,8 @@ typedef struct {
     uint64_t out_hash;
     int32_t calls_checked, calls_bad, first_bad_call;
     int32_t first_bad_rotation;
+    double first_bad_value;      /* by value: the first wrong call's result, and ... */
+    double want_value;           /* ... what it should have been */
     /* HELLO: the device */
     char device_name[BW_TEXT];
     int32_t device_count, device_index;
@@ -157,11 +193,20 @@ typedef struct {
     int32_t tick_phase;          /* TICK: BW_TICK_READY or BW_TICK_DONE */
 } bw_reply;
 
+/* One call of the student's function, as the adapter sees it. */
+typedef struct {
+    int64_t n;                   /* elements (a matrix: rows * cols); at most 2^31 - 1 */
+    int32_t rows, cols;          /* a matrix's shape */
+    int32_t n_scalars;
+    float scalars[BW_MAX_CALL_SCALARS];   /* in the declaration's order */
+    void *arrays[BW_MAX_ARRAYS];          /* element 0 of each array, in the declaration's order */
+} bw_call;
+
 /* The exercise adapter (exercises/NAME/adapter.cu) defines this, calling the
- * student's function with arrays in the table's order. */
+ * student's function with the arguments in its signature's order. */
 #ifdef __cplusplus
 extern "C"
 #endif
-void bw_student_call(int n, float alpha, void *const *arrays);
+void bw_student_call(const bw_call *call);
 
 #endif

@@ -2,22 +2,30 @@
 #include <math.h>
 #include <stdio.h>
 #include "format_value.h"
-#include "image.h"   /* BW_POISON */
 
-void bw_format_bf16(bf16_t v, char out[BW_BF16_TEXT])
+void bw_format_bits(bw_type t, uint32_t v, char out[16])
 {
-    if (v == BW_POISON) {
-        snprintf(out, BW_BF16_TEXT, "0x%04x (never written)", (unsigned)v);
+    snprintf(out, 16, t == BW_F32 ? "0x%08x" : "0x%04x", (unsigned)v);
+}
+
+void bw_format_value(bw_type t, uint32_t v, char out[BW_VALUE_TEXT])
+{
+    char bits[16];
+    bw_format_bits(t, v, bits);
+    if (v == bw_type_poison(t)) {
+        snprintf(out, BW_VALUE_TEXT, "%s (never written)", bits);
         return;
     }
-    double d = (double)bf16_to_float(v);
+    double d = bw_elem_to_double(t, v);
     if (isnan(d))
-        snprintf(out, BW_BF16_TEXT, "0x%04x (nan)", (unsigned)v);
+        snprintf(out, BW_VALUE_TEXT, "%s (nan)", bits);
     else if (isinf(d))
-        snprintf(out, BW_BF16_TEXT, "0x%04x (%s)", (unsigned)v, d > 0 ? "inf" : "-inf");
+        snprintf(out, BW_VALUE_TEXT, "%s (%s)", bits, d > 0 ? "inf" : "-inf");
     else
-        snprintf(out, BW_BF16_TEXT, "0x%04x (%.6g)", (unsigned)v, d);
+        snprintf(out, BW_VALUE_TEXT, t == BW_F32 ? "%s (%.9g)" : "%s (%.6g)", bits, d);
 }
+
+void bw_format_bf16(bf16_t v, char out[BW_BF16_TEXT]) { bw_format_value(BW_BF16, v, out); }
 
 void bw_format_bytes(uint64_t bytes, char out[BW_SIZE_TEXT])
 {

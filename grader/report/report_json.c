@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "format_value.h"
 #include "json_writer.h"
 #include "report_json.h"
 
@@ -55,11 +56,29 @@ static void write_containment(bw_json *w, const bw_containment *c)
     bw_json_end_object(w);
 }
 
-static void write_hex(bw_json *w, const char *key, bf16_t v)
+static void write_hex(bw_json *w, const char *key, bw_type t, uint32_t v)
 {
     char hex[16];
-    snprintf(hex, sizeof hex, "0x%04x", (unsigned)v);
+    bw_format_bits(t, v, hex);
     bw_json_kstring(w, key, hex);
+}
+
+/* What a reduction's or a matrix's check adds to a case (nothing for an
+ * elementwise exercise, whose JSON stays as it always was). */
+static void write_shape(bw_json *w, const bw_exercise *ex, const bw_case *c,
+                        const bw_case_result *r)
+{
+    if (ex->shape == BW_SHAPE_MATRIX) {
+        bw_json_kint(w, "rows", c->rows);
+        bw_json_kint(w, "cols", c->cols);
+        bw_json_kint(w, "copy_like", r->shape.copy_like);
+        bw_json_kint(w, "swap_like", r->shape.swap_like);
+    } else if (ex->shape == BW_SHAPE_REDUCTION && r->shape.sum_checked) {
+        bw_json_kdouble(w, "sum_exact", r->shape.sum_exact);
+        bw_json_kdouble(w, "sum_bound", r->shape.sum_bound);
+        write_hex(w, "sum_got", bw_exercise_out_type(ex), r->shape.sum_got);
+        bw_json_kdouble(w, "sum_got_value", bw_elem_to_double(bw_exercise_out_type(ex), r->shape.sum_got));
+    }
 }
 
 static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
@@ -81,14 +100,15 @@ static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
     bw_json_kint(w, "unwritten", r->out.unwritten);
     bw_json_key(w, "first_mismatches");
     bw_json_begin_array(w);
+    const bw_type t = bw_exercise_out_type(ex);
     for (int i = 0; i < r->out.n_reported && i < BW_REPORTED_MISMATCHES; i++) {
         const bw_mismatch *m = &r->out.reported[i];
         bw_json_begin_object(w);
         bw_json_kint(w, "index", m->index);
-        write_hex(w, "expected", m->expected);
-        write_hex(w, "got", m->got);
-        bw_json_kdouble(w, "expected_value", (double)bf16_to_float(m->expected));
-        bw_json_kdouble(w, "got_value", (double)bf16_to_float(m->got));
+        write_hex(w, "expected", t, m->expected);
+        write_hex(w, "got", t, m->got);
+        bw_json_kdouble(w, "expected_value", bw_elem_to_double(t, m->expected));
+        bw_json_kdouble(w, "got_value", bw_elem_to_double(t, m->got));
         bw_json_kdouble(w, "ulps", m->ulps);
         bw_json_end_object(w);
     }
@@ -101,6 +121,7 @@ static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
     bw_json_kint(w, "input_first", r->input_first);
     bw_json_kbool(w, "nothing_written", r->nothing_written);
     bw_json_kbool(w, "nondeterministic", r->nondeterministic);
+    write_shape(w, ex, c, r);
     bw_json_kstring(w, "detail", r->detail);
     bw_json_kstring(w, "student_output", r->student_output);
     bw_json_kdouble(w, "seconds", round_to(r->seconds, 1e6));
@@ -172,6 +193,10 @@ static void write_row(bw_json *w, const bw_bench_row *row)
 {
     bw_json_begin_object(w);
     bw_json_kint(w, "n", row->n);
+    if (row->rows > 0) {
+        bw_json_kint(w, "rows", row->rows);
+        bw_json_kint(w, "cols", row->cols);
+    }
     bw_json_kint(w, "offset", row->offset);
     bw_json_kint(w, "bytes", row->bytes);
     bw_json_kint(w, "samples", row->timed ? row->samples : 0);
@@ -205,6 +230,12 @@ static void write_row(bw_json *w, const bw_bench_row *row)
         bw_json_kint(w, "calls_differing", row->calls_bad);
         bw_json_kint(w, "first_differing_call", row->first_bad_call);
         bw_json_kint(w, "rotation_of_first", row->first_bad_rotation);
+        if (row->by_value) {
+            bw_json_kbool(w, "by_value", 1);
+            bw_json_knumber_or_null(w, "first_call_value", row->want_value);
+            bw_json_knumber_or_null(w, "first_differing_value",
+                                    row->calls_bad > 0 ? row->first_bad_value : NAN);
+        }
         bw_json_end_object(w);
     } else {
         bw_json_null(w);

@@ -112,23 +112,30 @@ static int is_failure(bw_outcome o)
 }
 
 /* Floor division, so byte -1 lies in element -1, not 0. */
-static int64_t element_of(int64_t byte)
+static int64_t element_of(int64_t byte, int64_t elem_bytes)
 {
-    return byte >= 0 ? byte / 2 : -((-byte + 1) / 2);
+    return byte >= 0 ? byte / elem_bytes : -((-byte + elem_bytes - 1) / elem_bytes);
 }
 
 static void print_case_id(FILE *f, const bw_exercise *ex, const bw_case *c)
 {
-    fprintf(f, "case %d  n=%" PRId64 " offset=%d", c->index, c->n, c->offset_elems);
+    if (ex->shape == BW_SHAPE_MATRIX)
+        fprintf(f, "case %d  %" PRId64 "x%" PRId64 " offset=%d", c->index, c->rows, c->cols,
+                c->offset_elems);
+    else
+        fprintf(f, "case %d  n=%" PRId64 " offset=%d", c->index, c->n, c->offset_elems);
     if (ex->uses_alpha)
-        fprintf(f, " alpha=%.6g (%s)", (double)c->alpha, c->alpha_kind ? c->alpha_kind : "-");
+        fprintf(f, " %s=%.6g (%s)", ex->scalars[0], (double)c->alpha,
+                c->alpha_kind ? c->alpha_kind : "-");
     if (c->values != BW_VALUES_RANDOM)
         fprintf(f, " values=%s", bw_value_class_name(c->values));
 }
 
 /* The few words after the case's parameters that say what went wrong. */
-static void print_verdict(FILE *f, const bw_case *c, const bw_case_result *r)
+static void print_verdict(FILE *f, const bw_exercise *ex, const bw_case *c,
+                          const bw_case_result *r)
 {
+    int64_t count = bw_exercise_count_of(ex, ex->output, c->n);
     /* The detail of a crash, hang or CUDA error follows on its own lines. */
     switch (r->outcome) {
     case BW_OUTCOME_CRASH:
@@ -151,10 +158,12 @@ static void print_verdict(FILE *f, const bw_case *c, const bw_case_result *r)
     }
     const bw_compare_result *o = &r->out;
     if (o->mismatches > 0) {
-        if (o->mismatches == o->unwritten) {
-            fprintf(f, "%" PRId64 " of %" PRId64 " elements never written", o->mismatches, c->n);
+        if (ex->shape == BW_SHAPE_REDUCTION && o->unwritten == 0) {
+            fputs("wrong result", f);
+        } else if (o->mismatches == o->unwritten) {
+            fprintf(f, "%" PRId64 " of %" PRId64 " elements never written", o->mismatches, count);
         } else {
-            fprintf(f, "%" PRId64 " of %" PRId64 " elements wrong", o->mismatches, c->n);
+            fprintf(f, "%" PRId64 " of %" PRId64 " elements wrong", o->mismatches, count);
             if (o->unwritten > 0)
                 fprintf(f, " (%" PRId64 " never written)", o->unwritten);
             else if (isinf(o->max_ulps))
@@ -187,14 +196,17 @@ static void detail_line(FILE *f, char *text)
 
 static void print_guard(FILE *f, const bw_exercise *ex, const bw_case *c, const bw_case_result *r)
 {
-    int64_t e0 = element_of(r->guard_first), e1 = element_of(r->guard_last);
-    const char *role = r->guard_array == ex->n_arrays - 1 ? "the output" : "an input";
+    int k = r->guard_array >= 0 && r->guard_array < ex->n_arrays ? r->guard_array : 0;
+    int64_t eb = bw_type_bytes(ex->arrays[k].type);
+    int64_t count = bw_exercise_count_of(ex, k, c->n);
+    int64_t e0 = element_of(r->guard_first, eb), e1 = element_of(r->guard_last, eb);
+    const char *role = r->guard_array == ex->output ? "the output" : "an input";
     char *where;
     if (e1 < 0)
         where = bw_format_alloc("elements %" PRId64 "..%" PRId64 " (before index 0)", e0, e1);
-    else if (e0 >= c->n)
+    else if (e0 >= count)
         where = bw_format_alloc("elements %" PRId64 "..%" PRId64 " (past the end: n=%" PRId64 ")", e0,
-                           e1, c->n);
+                           e1, count);
     else
         where = bw_format_alloc("elements %" PRId64 "..%" PRId64, e0, e1);
     detail_line(f, bw_format_alloc("wrote outside the array: %" PRId64 " guard byte%s changed around "
@@ -219,7 +231,7 @@ static void print_failure(FILE *f, const bw_exercise *ex, const bw_case *c, cons
     fputs("    ", f);
     print_case_id(f, ex, c);
     fputs("  ", f);
-    print_verdict(f, c, r);
+    print_verdict(f, ex, c, r);
     if (r->outcome != BW_OUTCOME_FAIL && same_as >= 0) {
         fprintf(f, " (the same way as case %d)\n", same_as);
         return;
@@ -236,13 +248,23 @@ static void print_failure(FILE *f, const bw_exercise *ex, const bw_case *c, cons
     const bw_compare_result *o = &r->out;
     if (r->outcome == BW_OUTCOME_FAIL) {
         int shown = o->n_reported < SHOWN_MISMATCHES ? o->n_reported : SHOWN_MISMATCHES;
+        const bw_type t = bw_exercise_out_type(ex);
+        if (ex->shape == BW_SHAPE_REDUCTION && r->shape.sum_checked && o->mismatches > 0) {
+            char got[BW_VALUE_TEXT];
+            bw_format_value(t, r->shape.sum_got, got);
+            fprintf(f, "      result %s; the exact sum is %.9g", got, r->shape.sum_exact);
+            if (r->shape.sum_bound > 0)
+                fprintf(f, ", a float sum lands within %.3g of it", r->shape.sum_bound);
+            fputc('\n', f);
+            shown = 0;
+        }
         for (int i = 0; i < shown; i++) {
             const bw_mismatch *m = &o->reported[i];
-            char exp[BW_BF16_TEXT], got[BW_BF16_TEXT];
-            bw_format_bf16(m->expected, exp);
-            bw_format_bf16(m->got, got);
+            char exp[BW_VALUE_TEXT], got[BW_VALUE_TEXT];
+            bw_format_value(t, m->expected, exp);
+            bw_format_value(t, m->got, got);
             fprintf(f, "      index %" PRId64 ": expected %s  got %s", m->index, exp, got);
-            if (m->got != BW_POISON && isfinite(m->ulps) && m->ulps > 0)
+            if (m->got != bw_type_poison(t) && isfinite(m->ulps) && m->ulps > 0)
                 fprintf(f, "  (%.3g ulp)", m->ulps);
             fputc('\n', f);
         }
@@ -563,9 +585,10 @@ void bw_report_bench_copy(FILE *f, const bw_bench_report *r)
     fflush(f);
 }
 
-void bw_report_bench_table_head(FILE *f)
+void bw_report_bench_table_head(FILE *f, const bw_bench_report *r)
 {
-    fprintf(f, "%12s %7s %11s %8s %9s %8s %8s %8s  %s\n", "n", "offset", "median ms", "spread",
+    fprintf(f, "%12s %7s %11s %8s %9s %8s %8s %8s  %s\n",
+            r->ex->shape == BW_SHAPE_MATRIX ? "rows x cols" : "n", "offset", "median ms", "spread",
             "GB/s", "% peak", "% copy", "samples", "status");
     fflush(f);
 }
@@ -580,7 +603,13 @@ static void cell(FILE *f, int width, const char *fmt, double v)
 
 void bw_report_bench_row(FILE *f, const bw_bench_row *w)
 {
-    fprintf(f, "%12" PRId64 " %7d ", w->n, w->offset);
+    if (w->rows > 0) {
+        char shape[48];
+        snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, w->rows, w->cols);
+        fprintf(f, "%12s %7d ", shape, w->offset);
+    } else {
+        fprintf(f, "%12" PRId64 " %7d ", w->n, w->offset);
+    }
     if (w->timed) {
         cell(f, 11, "%*.4g", w->ms_median);
         /* Interquartile spread around the median, as +- percent. */

@@ -55,6 +55,7 @@ void bw_report_test_text(FILE *f, const bw_test_report *r, int quiet);
 
 typedef struct {
     int64_t n;
+    int64_t rows, cols;             /* a matrix's shape (rows * cols = n); 0 for a vector */
     int offset;
     int64_t bytes;                  /* memory traffic of one call */
     const char *status;             /* "ok", "wrong", "impossible", "timing_mismatch",
@@ -70,6 +71,8 @@ typedef struct {
     double lag_ms, lag_excess_ms;       /* per-sample host-clock lag (median), and its
                                            excess over the copy's; NAN if none */
     int calls_checked, calls_bad, first_bad_call, first_bad_rotation; /* output hashes */
+    int by_value;                   /* results compared by value (a reduction), not hashed */
+    double first_bad_value, want_value;   /* ... the first wrong result, and the first call's */
     long worker_pid;                /* the fresh worker process the row was timed in; 0: none */
     /* The grader's own clock (bench_witness.h): medians per sample, ms, of
      * the student's worker and of the baseline worker on the same row */
@@ -116,7 +119,7 @@ double bw_peak_gbs(const bw_reply *device);
 /* Printed as a bench run goes, so a long run shows progress. */
 void bw_report_bench_header(FILE *f, const bw_bench_report *r);
 void bw_report_bench_copy(FILE *f, const bw_bench_report *r);
-void bw_report_bench_table_head(FILE *f);
+void bw_report_bench_table_head(FILE *f, const bw_bench_report *r);
 void bw_report_bench_row(FILE *f, const bw_bench_row *row);
 void bw_report_bench_footer(FILE *f, const bw_bench_report *r);
 

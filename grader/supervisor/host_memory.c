@@ -62,10 +62,10 @@ static uint64_t host_available_bytes(void)
     return avail;
 }
 
-char *bw_memory_shortfall(const bw_exercise *ex, const bw_image_layout *l, uint64_t host_bytes,
-                          uint64_t extra_device, const bw_reply *device, bw_shm *shm)
+char *bw_memory_shortfall(uint64_t images_bytes, uint64_t host_bytes, uint64_t extra_device,
+                          const bw_reply *device, bw_shm *shm)
 {
-    uint64_t images = (uint64_t)ex->n_arrays * l->total_bytes;
+    uint64_t images = images_bytes;
     size_t have_shm = shm ? bw_shm_size(shm) : 0;
     /* Shared memory already mapped is already counted as used. The shared
      * memory is all the host memory a case takes: the checks regenerate

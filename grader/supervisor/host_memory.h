@@ -7,11 +7,12 @@
 #include "protocol.h"
 #include "shm.h"
 
-/* NULL when a case with this image layout fits in host and device memory (with
- * margins), else a malloc'd sentence saying what it needs. host_bytes: the
- * shared memory the case needs (the whole images for BENCH, the ring for a
- * RUN); extra_device: device bytes needed besides the images. */
-char *bw_memory_shortfall(const bw_exercise *ex, const bw_image_layout *l, uint64_t host_bytes,
-                          uint64_t extra_device, const bw_reply *device, bw_shm *shm);
+/* NULL when a case whose images take images_bytes of device memory fits in
+ * host and device memory (with margins), else a malloc'd sentence saying
+ * what it needs. host_bytes: the shared memory the case needs (the whole
+ * images for BENCH, the ring for a RUN); extra_device: device bytes needed
+ * besides the images. */
+char *bw_memory_shortfall(uint64_t images_bytes, uint64_t host_bytes, uint64_t extra_device,
+                          const bw_reply *device, bw_shm *shm);
 
 #endif

@@ -282,8 +282,10 @@ bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_o
     if (ready_worker(run, detail) != 0)
         return BW_OUTCOME_CRASH;
     /* Without the lock file the case still runs, as it would alone. */
-    (void)bw_device_lock_take(&run->lock, (uint64_t)req->n_arrays * req->image_bytes,
-                              run->hello.mem_total);
+    uint64_t images = 0;
+    for (int k = 0; k < req->n_arrays && k < BW_MAX_ARRAYS; k++)
+        images += req->arrays[k].image_bytes;
+    (void)bw_device_lock_take(&run->lock, images, run->hello.mem_total);
     char *why = NULL;
     bw_call_status st = bw_run_dialogue(run->w, req, ring, ops, rep, timeout_s, &why);
     bw_device_lock_release(&run->lock);

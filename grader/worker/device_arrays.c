@@ -1,19 +1,24 @@
 /* Device copies of the array images, see device_arrays.h. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "device_arrays.h"
 #include "staged_copy.h"
 
-cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes)
+cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, const bw_array_geom *geom)
 {
     memset(a, 0, sizeof *a);
-    if (count < 0 || count > BW_MAX_ARRAYS || image_bytes == 0)
+    if (count < 0 || count > BW_MAX_ARRAYS)
         return cudaErrorInvalidValue;
-    a->image_bytes = image_bytes;
+    a->geom = geom;
     for (int k = 0; k < count; k++) {
         void *p = NULL;
-        cudaError_t e = cudaMalloc(&p, image_bytes);
+        if (geom[k].image_bytes == 0 || geom[k].image_bytes > (uint64_t)SIZE_MAX) {
+            bw_dev_arrays_free(a);
+            return cudaErrorInvalidValue;
+        }
+        cudaError_t e = cudaMalloc(&p, (size_t)geom[k].image_bytes);
         if (e != cudaSuccess) {
             (void)cudaGetLastError(); /* an allocation failure is not sticky */
             bw_dev_arrays_free(a);
@@ -28,8 +33,8 @@ cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes)
 cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images)
 {
     for (int k = 0; k < a->count; k++) {
-        cudaError_t e = bw_copy_to_device(a->dev[k], images + (size_t)k * a->image_bytes,
-                                          a->image_bytes);
+        cudaError_t e = bw_copy_to_device(a->dev[k], images + a->geom[k].place,
+                                          (size_t)a->geom[k].image_bytes);
         if (e != cudaSuccess)
             return e;
     }
@@ -42,19 +47,26 @@ cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images)
 cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images)
 {
     for (int k = 0; k < a->count; k++) {
-        cudaError_t e = bw_copy_to_host(images + (size_t)k * a->image_bytes, a->dev[k],
-                                        a->image_bytes);
+        cudaError_t e = bw_copy_to_host(images + a->geom[k].place, a->dev[k],
+                                        (size_t)a->geom[k].image_bytes);
         if (e != cudaSuccess)
             return e;
     }
     return cudaSuccess;
 }
 
-void bw_dev_arrays_pointers(const bw_dev_arrays *a, uint64_t front_bytes,
-                            void *out[BW_MAX_ARRAYS])
+void bw_dev_arrays_call(const bw_dev_arrays *a, const bw_request *q, bw_call *call)
 {
+    memset(call, 0, sizeof *call);
+    call->n = q->n;
+    call->rows = q->rows;
+    call->cols = q->cols;
+    call->n_scalars = q->n_scalars;
+    for (int s = 0; s < BW_MAX_CALL_SCALARS; s++)
+        call->scalars[s] = q->scalars[s];
     for (int k = 0; k < BW_MAX_ARRAYS; k++)
-        out[k] = k < a->count ? (void *)((uint8_t *)a->dev[k] + front_bytes) : NULL;
+        call->arrays[k] = k < a->count ? (void *)((uint8_t *)a->dev[k] + a->geom[k].front_bytes)
+                                       : NULL;
 }
 
 void bw_dev_arrays_free(bw_dev_arrays *a)

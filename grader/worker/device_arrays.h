@@ -11,21 +11,22 @@
 
 typedef struct {
     int count;                    /* allocations held */
-    size_t image_bytes;
+    const bw_array_geom *geom;    /* each image's layout: the request's */
     void *dev[BW_MAX_ARRAYS];     /* cudaMalloc'd, 256-byte aligned */
 } bw_dev_arrays;
 
-/* Allocates count images of image_bytes each. On failure nothing stays
- * allocated and the (non-sticky) error is cleared from the runtime's state. */
-cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, size_t image_bytes);
-/* Copies image k from images + k * image_bytes to the device; the data is
+/* Allocates one image per geometry (count of them; geom must outlive a).
+ * On failure nothing stays allocated and the (non-sticky) error is cleared
+ * from the runtime's state. */
+cudaError_t bw_dev_arrays_alloc(bw_dev_arrays *a, int count, const bw_array_geom *geom);
+/* Copies image k from images + geom[k].place to the device; the data is
  * on the device, for every stream, when it returns. */
 cudaError_t bw_dev_arrays_upload(const bw_dev_arrays *a, const uint8_t *images);
-/* Copies every image back to images + k * image_bytes (synchronous). */
+/* Copies every image back to images + geom[k].place (synchronous). */
 cudaError_t bw_dev_arrays_download(const bw_dev_arrays *a, uint8_t *images);
-/* The pointers handed to the student: dev[k] + front_bytes. */
-void bw_dev_arrays_pointers(const bw_dev_arrays *a, uint64_t front_bytes,
-                            void *out[BW_MAX_ARRAYS]);
+/* The call handed to the student: element 0 of each array (dev[k] +
+ * front_bytes), and the request's sizes and scalars. */
+void bw_dev_arrays_call(const bw_dev_arrays *a, const bw_request *q, bw_call *call);
 /* Frees what is allocated; errors ignored. Safe to call twice. */
 void bw_dev_arrays_free(bw_dev_arrays *a);
 

@@ -66,8 +66,10 @@ static int say_chunk(int chan, const bw_reply *r, int64_t c)
 static cudaError_t move_chunk(uint8_t *ring, const bw_request *q, const bw_dev_arrays *a,
                               int64_t c, int to_device)
 {
-    bw_chunk_span_t s = bw_chunk_span(q, c);
     for (int k = 0; k < q->n_arrays; k++) {
+        bw_chunk_span_t s = bw_chunk_span(q, c, k);
+        if (s.end == s.begin)
+            continue;
         uint8_t *slot = bw_slot_part(ring, q, c, k);
         uint8_t *dev = (uint8_t *)a->dev[k] + s.begin;
         cudaError_t e = to_device
@@ -83,12 +85,16 @@ static void alloc_failed(bw_reply *r, cudaError_t e, const bw_request *q)
 {
     char what[200];
     size_t mem_free = 0, mem_total = 0;
+    uint64_t largest = 0;
+    for (int k = 0; k < q->n_arrays; k++)
+        if (q->arrays[k].image_bytes > largest)
+            largest = q->arrays[k].image_bytes;
     if (cudaMemGetInfo(&mem_free, &mem_total) != cudaSuccess)
         (void)cudaGetLastError();
     snprintf(what, sizeof what,
              "grader allocating %d arrays of %llu bytes; %zu of %zu MiB free: memory a call "
              "allocates must be freed before it returns",
-             q->n_arrays, (unsigned long long)q->image_bytes, mem_free >> 20, mem_total >> 20);
+             q->n_arrays, (unsigned long long)largest, mem_free >> 20, mem_total >> 20);
     bw_reply_cuda_error(r, e, what);
 }
 
@@ -115,11 +121,11 @@ static int upload_call_download(int chan, uint8_t *ring, const bw_request *q,
         bw_reply_cuda_error(r, e, "grader uploading the arrays");
         return 0;
     }
-    void *ptrs[BW_MAX_ARRAYS];
-    bw_dev_arrays_pointers(a, q->front_bytes, ptrs);
+    bw_call call;
+    bw_dev_arrays_call(a, q, &call);
 
     double t0 = bw_mono_s();
-    bw_student_call(q->n, q->alpha, ptrs);
+    bw_student_call(&call);
     cudaError_t launch = cudaGetLastError();
     cudaError_t sync = cudaDeviceSynchronize();
     double t1 = bw_mono_s();
@@ -162,7 +168,7 @@ int bw_run_chunks(int chan, uint8_t *ring, const bw_request *q, bw_reply *r)
     }
     bw_reset_device_state();
     bw_dev_arrays a;
-    cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, (size_t)q->image_bytes);
+    cudaError_t e = bw_dev_arrays_alloc(&a, q->n_arrays, q->arrays);
     if (e != cudaSuccess) {
         alloc_failed(r, e, q);
         return 0;

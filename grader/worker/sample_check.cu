@@ -18,23 +18,59 @@ int grid_blocks()
     return blocks;
 }
 
-__global__ void rotate_kernel(uint16_t *dst, const uint16_t *src, int64_t n, int64_t r)
-{
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        int64_t j = i + r;
-        dst[i] = src[j < n ? j : j - n];
+// Where element i of the rotated array came from in the unrotated one:
+// whole rows move (rows), or elements within each row.
+struct Axis {
+    int64_t outer, inner, r;
+    bool rows;
+    __device__ int64_t source(int64_t i) const
+    {
+        if (outer == 1) {   // a vector: the common case, no division
+            int64_t j = i + r;
+            return j < inner ? j : j - inner;
+        }
+        int64_t row = i / inner, col = i - row * inner;
+        if (rows) {
+            row += r;
+            row = row < outer ? row : row - outer;
+        } else {
+            col += r;
+            col = col < inner ? col : col - inner;
+        }
+        return row * inner + col;
     }
+};
+
+Axis axis_of(const bw_array_geom *g, int64_t r)
+{
+    Axis a;
+    a.outer = g->outer > 0 ? g->outer : 1;
+    a.inner = g->count / a.outer;
+    a.r = r;
+    a.rows = (g->flags & BW_ARRAY_ROTATE_OUTER) != 0;
+    return a;
 }
 
-__global__ void hash_kernel(const uint16_t *a, int64_t n, int64_t r, uint64_t key, int array,
+template <typename T>
+__global__ void rotate_kernel(T *dst, const T *src, int64_t n, Axis ax, T flip)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = src[ax.source(i)] ^ flip;
+}
+
+template <typename T>
+__global__ void hash_kernel(const T *a, int64_t n, Axis ax, uint64_t key, int array,
                             unsigned long long *acc)
 {
+    constexpr int units = sizeof(T) / 2;
     uint64_t s = 0;
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        int64_t j = i + r;
-        s += bw_hash_term(key, array, (uint64_t)(j < n ? j : j - n), a[i]);
+        uint64_t u0 = (uint64_t)ax.source(i) * units;
+        T v = a[i];
+        for (int h = 0; h < units; h++)
+            s += bw_hash_term(key, array, u0 + h, (uint16_t)(v >> (16 * h)));
     }
     // Sums wrap mod 2^64 in any order: one atomic per warp is enough.
     for (int d = 16; d > 0; d >>= 1)
@@ -45,20 +81,34 @@ __global__ void hash_kernel(const uint16_t *a, int64_t n, int64_t r, uint64_t ke
 
 } // namespace
 
-extern "C" cudaError_t bw_rotate_into(void *dst, const void *src, int64_t n, int64_t r)
+extern "C" cudaError_t bw_rotate_array(void *dst, const void *src, const bw_array_geom *g,
+                                       int64_t r, uint32_t flip)
 {
-    if (n <= 0)
+    if (g->count <= 0)
         return cudaSuccess;
-    rotate_kernel<<<grid_blocks(), 256>>>(static_cast<uint16_t *>(dst),
-                                          static_cast<const uint16_t *>(src), n, r);
+    Axis ax = axis_of(g, r);
+    if (g->elem_bytes == 4)
+        rotate_kernel<<<grid_blocks(), 256>>>(static_cast<uint32_t *>(dst),
+                                              static_cast<const uint32_t *>(src), g->count, ax,
+                                              flip);
+    else
+        rotate_kernel<<<grid_blocks(), 256>>>(static_cast<uint16_t *>(dst),
+                                              static_cast<const uint16_t *>(src), g->count, ax,
+                                              static_cast<uint16_t>(flip));
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t bw_hash_rotated(const void *a, int64_t n, int64_t r, uint64_t key,
-                                       int array, unsigned long long *acc)
+extern "C" cudaError_t bw_hash_array(const void *a, const bw_array_geom *g, int64_t r,
+                                     uint64_t key, int array, unsigned long long *acc)
 {
-    if (n <= 0)
+    if (g->count <= 0)
         return cudaSuccess;
-    hash_kernel<<<grid_blocks(), 256>>>(static_cast<const uint16_t *>(a), n, r, key, array, acc);
+    Axis ax = axis_of(g, r);
+    if (g->elem_bytes == 4)
+        hash_kernel<<<grid_blocks(), 256>>>(static_cast<const uint32_t *>(a), g->count, ax, key,
+                                            array, acc);
+    else
+        hash_kernel<<<grid_blocks(), 256>>>(static_cast<const uint16_t *>(a), g->count, ax, key,
+                                            array, acc);
     return cudaGetLastError();
 }

@@ -29,6 +29,7 @@
 #include "protocol.h"
 #include "run_chunks.h"
 #include "shm_view.h"
+#include "stream_plan.h"
 
 static int g_chan = -1;
 static int g_shm[BW_SHM_SEGMENTS];  /* the segments' descriptors */
@@ -99,19 +100,20 @@ static int check_layout(const bw_request *q, bw_reply *r, int whole)
         bad_request(r, "n_arrays out of range");
         return -1;
     }
-    if (q->n < 0) {
-        bad_request(r, "negative n");
+    if (q->n < 0 || q->n > INT32_MAX || q->n_scalars < 0 || q->n_scalars > BW_MAX_CALL_SCALARS) {
+        bad_request(r, "n or n_scalars out of range");
         return -1;
     }
-    if (q->image_bytes == 0 || q->image_bytes > (uint64_t)SIZE_MAX ||
-        q->front_bytes > q->image_bytes || q->data_bytes > q->image_bytes - q->front_bytes ||
-        q->back_bytes > q->image_bytes - q->front_bytes - q->data_bytes) {
-        bad_request(r, "inconsistent image layout");
-        return -1;
-    }
-    if (whole && q->image_bytes > q->shm_bytes / (uint64_t)q->n_arrays) {
-        bad_request(r, "shm_bytes smaller than n_arrays images");
-        return -1;
+    for (int k = 0; k < q->n_arrays; k++) {
+        const bw_array_geom *g = &q->arrays[k];
+        if (!bw_geom_ok(g, q->n) || g->image_bytes == 0 || g->image_bytes > (uint64_t)SIZE_MAX) {
+            bad_request(r, "inconsistent image layout");
+            return -1;
+        }
+        if (whole && (g->place > q->shm_bytes || g->image_bytes > q->shm_bytes - g->place)) {
+            bad_request(r, "an image lies past shm_bytes");
+            return -1;
+        }
     }
     return 0;
 }

@@ -3,6 +3,7 @@
  * no scalar tail leaves the last n % 8 elements alone, and so on. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "bf16.h"
 #include "cpu_kernels.h"
@@ -147,8 +148,11 @@ cpu_kernel_fn cpu_kernel_find(const char *name)
         return NULL;
     size_t ex = (size_t)(dot - name);
     if (!((ex == 5 && strncmp(name, "haxpy", 5) == 0) ||
-          (ex == 10 && strncmp(name, "vector_sum", 10) == 0)))
-        return NULL;
+          (ex == 10 && strncmp(name, "vector_sum", 10) == 0))) {
+        char exercise[64];
+        snprintf(exercise, sizeof exercise, "%.*s", (int)(ex < 63 ? ex : 63), name);
+        return cpu_shape_kernel_find(exercise, dot + 1);
+    }
     for (size_t i = 0; i < sizeof elementwise_kernels / sizeof elementwise_kernels[0]; i++)
         if (strcmp(dot + 1, elementwise_kernels[i].variant) == 0)
             return elementwise_kernels[i].fn;

@@ -5,8 +5,8 @@
  * and emptied chunk by chunk as the real worker fills its cudaMalloc'd ones.
  *
  * The kernel is named by the environment variable CUDA_FAKE_KERNEL
- * ("haxpy.right", "vector_sum.no_tail", ...; CUDA_ is a prefix bwgrade
- * passes on to its workers). A kernel that reports a fault gets the reply
+ * ("haxpy.right", "vector_sum.no_tail", "transpose.copy", ...; CUDA_ is a
+ * prefix bwgrade passes on to its workers). A kernel that reports a fault gets the reply
  * a faulting worker sends: a CUDA error, then exit. */
 #include <errno.h>
 #include <stdio.h>
@@ -15,11 +15,13 @@
 
 #include "channel_io.h"
 #include "cpu_kernels.h"
+#include "exercise.h"
 #include "protocol.h"
 #include "shm_view.h"
 #include "stream_plan.h"
 
 static int g_chan = -1;
+static const bw_exercise *g_ex;
 static int g_shm[BW_SHM_SEGMENTS];
 static uint8_t *g_map;
 static unsigned g_runs;
@@ -65,17 +67,23 @@ static int expect_chunk(const bw_request *q, int64_t c)
 }
 
 /* The images' chunk c between the ring and "device memory". */
-static void move_chunk(uint8_t *ring, const bw_request *q, uint8_t *dev, int64_t c, int in)
+static void move_chunk(uint8_t *ring, const bw_request *q, uint8_t *const *dev, int64_t c, int in)
 {
-    bw_chunk_span_t s = bw_chunk_span(q, c);
     for (int k = 0; k < q->n_arrays; k++) {
+        bw_chunk_span_t s = bw_chunk_span(q, c, k);
         uint8_t *slot = bw_slot_part(ring, q, c, k);
-        uint8_t *d = dev + (uint64_t)k * q->image_bytes + s.begin;
+        uint8_t *d = dev[k] + s.begin;
         if (in)
             memcpy(d, slot, s.end - s.begin);
         else
             memcpy(slot, d, s.end - s.begin);
     }
+}
+
+static void free_all(uint8_t **dev)
+{
+    for (int k = 0; k < BW_MAX_ARRAYS; k++)
+        free(dev[k]);
 }
 
 /* -1: the channel broke (exit); 1: the reply is a CUDA error (exit after it). */
@@ -86,11 +94,13 @@ static int run(const bw_request *q, bw_reply *r, cpu_kernel_fn kernel)
         refuse(r, "no shared memory or an inconsistent plan");
         return 0;
     }
-    uint8_t *dev = malloc((size_t)q->n_arrays * (size_t)q->image_bytes);
-    if (dev == NULL) {
-        refuse(r, "out of host memory");
-        return 0;
-    }
+    uint8_t *dev[BW_MAX_ARRAYS] = {0};
+    for (int k = 0; k < q->n_arrays; k++)
+        if ((dev[k] = malloc((size_t)q->arrays[k].image_bytes)) == NULL) {
+            free_all(dev);
+            refuse(r, "out of host memory");
+            return 0;
+        }
     for (int64_t c = 0; c < q->chunks; c++) {
         if (expect_chunk(q, c) != 0)
             return -1;
@@ -100,16 +110,19 @@ static int run(const bw_request *q, bw_reply *r, cpu_kernel_fn kernel)
     }
     cpu_call call;
     memset(&call, 0, sizeof call);
+    call.ex = g_ex;
     call.n = q->n;
-    call.alpha = q->alpha;
-    call.offset_elems = (int)((q->front_bytes % 256u) / 2u);
+    call.rows = q->rows;
+    call.cols = q->cols;
+    call.alpha = q->scalars[0];
+    call.offset_elems = (int)((q->arrays[0].front_bytes % 256u) / q->arrays[0].elem_bytes);
     call.n_arrays = q->n_arrays;
     for (int k = 0; k < q->n_arrays; k++)
-        call.arrays[k] = dev + (uint64_t)k * q->image_bytes + q->front_bytes;
+        call.arrays[k] = dev[k] + q->arrays[k].front_bytes;
     call.run = g_runs++;
     const char *why = NULL;
     if (kernel(&call, &why) != 0) {
-        free(dev);
+        free_all(dev);
         r->status = BW_REP_CUDA_ERROR;
         r->cuda_error = 716;
         snprintf(r->message, sizeof r->message, "%s", why ? why : "cpu stand-in fault");
@@ -123,7 +136,7 @@ static int run(const bw_request *q, bw_reply *r, cpu_kernel_fn kernel)
         if (send_chunk(r, c) != 0)
             return -1;
     }
-    free(dev);
+    free_all(dev);
     return 0;
 }
 
@@ -144,6 +157,11 @@ int main(void)
     int shm = env_int(BW_ENV_SHM_FD);
     const char *name = getenv("CUDA_FAKE_KERNEL");
     cpu_kernel_fn kernel = name ? cpu_kernel_find(name) : NULL;
+    if (name) {
+        char exercise[64];
+        snprintf(exercise, sizeof exercise, "%.*s", (int)strcspn(name, "."), name);
+        g_ex = bw_exercise_find(exercise);
+    }
     if (g_chan < 0 || shm < 0 || kernel == NULL) {
         fprintf(stderr, "cpu_worker: started by bwgrade, with CUDA_FAKE_KERNEL naming a kernel "
                         "of tests/unit/cpu_kernels.c (got %s)\n", name ? name : "none");

@@ -5,11 +5,11 @@
  *   n >= 0  a RUN without a chunk plan: add 1 to every byte of the n_arrays
  *           images in shared memory, reply OK; with a plan (chunks > 0): the
  *           dialogue of protocol.h, adding 1 to every byte of the images on
- *           their way through (its "kernel"), except as alpha says:
- *             alpha -1  send chunk 1 back where chunk 0 is due
- *             alpha -2  end the run with OK before sending any chunk back
- *             alpha -3  hang in the "call"
- *             alpha -4  a CUDA error reply in place of the first chunk's
+ *           their way through (its "kernel"), except as scalar 0 says:
+ *             scalar 0 -1  send chunk 1 back where chunk 0 is due
+ *             scalar 0 -2  end the run with OK before sending any chunk back
+ *             scalar 0 -3  hang in the "call"
+ *             scalar 0 -4  a CUDA error reply in place of the first chunk's
  *                       acknowledgement, then exit
  *   -1      write a line to stderr, then die of SIGSEGV
  *   -2      exit(3)
@@ -48,7 +48,7 @@
  *   BENCH with tick set (bench_witness.h): max_samples samples, each a
  *           "call" of q.n microseconds (a sleep) between the grader's go and
  *           the DONE, after a "preparation" of q.warmup microseconds; the
- *           reply claims alpha ms per call. min_samples picks a misbehaviour:
+ *           reply claims scalar 0 ms per call. min_samples picks a misbehaviour:
  *             -1  DONE before READY
  *             -2  a reply with one sample more than were ticked
  *             -3  the call's sleep moved into the preparation
@@ -357,10 +357,19 @@ static void expect_chunk(const bw_request *q, int64_t c)
         _exit(4);
 }
 
+/* Where array k's image starts in the fake device memory: back to back. */
+static uint64_t dev_place(const bw_request *q, int k)
+{
+    uint64_t at = 0;
+    for (int a = 0; a < k; a++)
+        at += q->arrays[a].image_bytes;
+    return at;
+}
+
 static void run_chunks(const bw_request *q, bw_reply *r)
 {
     uint8_t *ring = map_shm(q->shm_bytes);
-    uint8_t *dev = malloc((size_t)(q->n_arrays * q->image_bytes));
+    uint8_t *dev = malloc((size_t)dev_place(q, q->n_arrays));
     if (ring == NULL || dev == NULL || !bw_stream_plan_ok(q)) {
         r->status = BW_REP_BAD_REQUEST;
         snprintf(r->message, sizeof r->message, "fake: bad plan or no memory");
@@ -369,34 +378,36 @@ static void run_chunks(const bw_request *q, bw_reply *r)
     }
     for (int64_t c = 0; c < q->chunks; c++) {
         expect_chunk(q, c);
-        if (q->alpha == -4.0f) {
+        if (q->scalars[0] == -4.0f) {
             r->status = BW_REP_CUDA_ERROR;
             r->cuda_error = 700;
             snprintf(r->message, sizeof r->message, "cudaErrorIllegalAddress: fake upload");
             send_bytes(r, sizeof *r);
             exit(0);
         }
-        bw_chunk_span_t s = bw_chunk_span(q, c);
-        for (int k = 0; k < q->n_arrays; k++)
-            memcpy(dev + k * q->image_bytes + s.begin, bw_slot_part(ring, q, c, k), s.end - s.begin);
+        for (int k = 0; k < q->n_arrays; k++) {
+            bw_chunk_span_t s = bw_chunk_span(q, c, k);
+            memcpy(dev + dev_place(q, k) + s.begin, bw_slot_part(ring, q, c, k), s.end - s.begin);
+        }
         say_chunk(r, c);
     }
-    if (q->alpha == -3.0f)
+    if (q->scalars[0] == -3.0f)
         hang();
-    for (uint64_t i = 0; i < q->n_arrays * q->image_bytes; i++)
+    for (uint64_t i = 0; i < dev_place(q, q->n_arrays); i++)
         dev[i]++;
     r->call_ms = 1.0;
-    if (q->alpha == -2.0f) {
+    if (q->scalars[0] == -2.0f) {
         free(dev);
         return;
     }
     for (int64_t c = 0; c < q->chunks; c++) {
         if (c >= q->ring_slots)
             expect_chunk(q, c - q->ring_slots);
-        int64_t sent = q->alpha == -1.0f && c == 0 ? 1 : c;
-        bw_chunk_span_t s = bw_chunk_span(q, sent);
-        for (int k = 0; k < q->n_arrays; k++)
-            memcpy(bw_slot_part(ring, q, sent, k), dev + k * q->image_bytes + s.begin, s.end - s.begin);
+        int64_t sent = q->scalars[0] == -1.0f && c == 0 ? 1 : c;
+        for (int k = 0; k < q->n_arrays; k++) {
+            bw_chunk_span_t s = bw_chunk_span(q, sent, k);
+            memcpy(bw_slot_part(ring, q, sent, k), dev + dev_place(q, k) + s.begin, s.end - s.begin);
+        }
         say_chunk(r, sent);
     }
     free(dev);
@@ -512,7 +523,7 @@ static void run(const bw_request *q, bw_reply *r)
         snprintf(r->message, sizeof r->message, "mmap failed");
         return;
     }
-    uint64_t total = (uint64_t)q->n_arrays * q->image_bytes;
+    uint64_t total = dev_place(q, q->n_arrays);
     for (uint64_t i = 0; i < total; i++)
         m[i]++;
     r->call_ms = 1.0;
@@ -555,7 +566,7 @@ static void bench(const bw_request *q, bw_reply *r)
         send_tick(q, k, BW_TICK_DONE);
     }
     r->samples = samples + (q->min_samples == -2);
-    r->ms_median = r->ms_mean = r->ms_min = r->ms_max = r->ms_q1 = r->ms_q3 = q->alpha;
+    r->ms_median = r->ms_mean = r->ms_min = r->ms_max = r->ms_q1 = r->ms_q3 = q->scalars[0];
 }
 
 /* CUDA_FAKE_WORKER_LOG=FILE: one line "PID KIND" per request, appended, so a
