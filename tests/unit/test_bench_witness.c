@@ -44,16 +44,18 @@ static void stop(void)
 }
 
 /* A BENCH for the fake: samples of call_us each, after prep_us, claiming
- * claim_ms; misbehave: the fake's min_samples code (0: none). */
+ * claim_ms (scalar 0); misbehave: the fake's min_samples code (0: none). */
 static bw_call_status bench(int samples, int call_us, int prep_us, double claim_ms, int misbehave,
                             bw_witness *wit, bw_reply *rep, char **why)
 {
     bw_request q;
     memset(&q, 0, sizeof q);
+    q.magic = BW_PROTO_MAGIC;
     q.kind = BW_REQ_BENCH;
     q.n = call_us;
     q.warmup = prep_us;
-    q.alpha = (float)claim_ms;
+    q.n_scalars = 1;
+    q.scalars[0] = (float)claim_ms;   /* the fake claims scalar 0 ms per call */
     q.max_samples = samples;
     q.min_samples = misbehave;
     bw_witness_init(wit);

@@ -19,11 +19,25 @@
 
 static const int64_t sizes[] = {1, 37, 2048, 2049, 4097, 70001, 300007};
 
+/* A matrix of n elements: the most nearly square rows x cols (1 x n when n
+ * is prime). */
+static int64_t rows_for(int64_t n)
+{
+    int64_t rows = 1;
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0)
+            rows = d;
+    return rows;
+}
+
 static bw_case make_case(const bw_exercise *ex, int64_t n, int offset, bw_value_class v)
 {
     bw_case c;
     memset(&c, 0, sizeof c);
     c.n = n;
+    c.rows = ex->shape == BW_SHAPE_MATRIX ? rows_for(n) : 1;
+    c.cols = n / c.rows;
+    ck_assert_int_lt(offset, bw_exercise_max_offset(ex));
     c.offset_elems = offset;
     c.values = v;
     c.alpha = ex->uses_alpha ? -1.6875f : 0.0f;
@@ -51,29 +65,45 @@ static built build(const bw_exercise *ex, const bw_case *c, int threads)
     return b;
 }
 
-static bf16_t *data(built *b, int k)
+/* Element 0 of array k in the whole images (laid out back to back). */
+static void *data_of(built *b, int k)
 {
-    return bw_image_data(b->images + (uint64_t)k * b->d.layout.total_bytes, &b->d.layout);
+    return bw_image_data(b->images + bw_case_data_place(&b->d, k), &b->d.layout[k]);
 }
 
-/* What a correct kernel leaves in the output: the reference over whole
- * arrays, computed apart from the check's block-by-block path. */
+/* The same for a bf16 array (haxpy's and vector_sum's). */
+static bf16_t *data(built *b, int k)
+{
+    ck_assert_int_eq(b->d.ex->arrays[k].type, BW_BF16);
+    return data_of(b, k);
+}
+
+/* What a correct kernel leaves in the output of an elementwise exercise:
+ * the reference over whole arrays, computed apart from the check's
+ * block-by-block path. */
 static void write_correct_output(built *b)
 {
     const bw_exercise *ex = b->d.ex;
     int64_t n = b->d.c.n;
-    bf16_t *arr[BW_MAX_ARRAYS] = {0};
+    ck_assert_int_eq(ex->shape, BW_SHAPE_ELEMENTWISE);
+    void *arr[BW_MAX_ARRAYS] = {0};
     for (int k = 0; k < ex->n_arrays; k++) {
-        arr[k] = malloc((size_t)n * sizeof(bf16_t));
+        arr[k] = malloc((size_t)n * (size_t)bw_type_bytes(ex->arrays[k].type));
         ck_assert_ptr_nonnull(arr[k]);
     }
     bw_inputs_fill(ex, &b->d.c, arr, 3);
     /* The images must hold exactly these inputs. */
     for (int k = 0; k < ex->n_arrays; k++)
         if (bw_exercise_is_input(ex, k))
-            ck_assert_int_eq(memcmp(arr[k], data(b, k), (size_t)n * sizeof(bf16_t)), 0);
-    ex->reference(n, b->d.c.alpha, arr, 1);
-    memcpy(data(b, ex->n_arrays - 1), arr[ex->n_arrays - 1], (size_t)n * sizeof(bf16_t));
+            ck_assert_int_eq(memcmp(arr[k], data_of(b, k), (size_t)b->d.layout[k].data_bytes), 0);
+    /* An output that is not read holds the poison when the call starts. */
+    if (!ex->in_place) {
+        bw_type t = ex->arrays[ex->output].type;
+        for (int64_t i = 0; i < n; i++)
+            bw_elem_store(t, arr[ex->output], i, bw_type_poison(t));
+    }
+    ex->rule->reference(n, b->d.scalars, arr, 1);
+    memcpy(data_of(b, ex->output), arr[ex->output], (size_t)b->d.layout[ex->output].data_bytes);
     for (int k = 0; k < ex->n_arrays; k++)
         free(arr[k]);
 }
@@ -92,14 +122,15 @@ static bw_request plan(const built *b, uint64_t slot_bytes)
 }
 
 /* What the worker does with the chunks (run_chunks.c): each chunk of a
- * slot goes to its place in the device images, and back. */
-static void move_chunk(uint8_t *ring, uint8_t *images, const bw_request *q, int64_t c,
-                       int to_images)
+ * slot goes to its place in the device images, and back. The images here
+ * lie back to back as the whole-image build lays them out. */
+static void move_chunk(uint8_t *ring, uint8_t *images, const bw_case_data *d, const bw_request *q,
+                       int64_t c, int to_images)
 {
-    bw_chunk_span_t s = bw_chunk_span(q, c);
     for (int k = 0; k < q->n_arrays; k++) {
+        bw_chunk_span_t s = bw_chunk_span(q, c, k);
         uint8_t *slot = bw_slot_part(ring, q, c, k);
-        uint8_t *image = images + (uint64_t)k * q->image_bytes + s.begin;
+        uint8_t *image = images + bw_case_data_place(d, k) + s.begin;
         if (to_images)
             memcpy(image, slot, s.end - s.begin);
         else
@@ -111,13 +142,13 @@ static void move_chunk(uint8_t *ring, uint8_t *images, const bw_request *q, int6
 static uint8_t *upload(const bw_case_data *d, const bw_request *q)
 {
     uint8_t *ring = malloc(q->shm_bytes);
-    uint8_t *images = malloc((size_t)(q->n_arrays * q->image_bytes));
+    uint8_t *images = malloc((size_t)d->images_bytes);
     ck_assert(ring != NULL && images != NULL);
     bw_case_check k;
     bw_chunk_ops ops = bw_case_data_chunk_ops(d, &k, 0);
     for (int64_t c = 0; c < q->chunks; c++) {
         ops.fill(ops.ctx, q, ring, c);
-        move_chunk(ring, images, q, c, 1);
+        move_chunk(ring, images, d, q, c, 1);
     }
     free(ring);
     return images;
@@ -131,7 +162,7 @@ static void take_all(const uint8_t *images, const bw_request *q, bw_case_check *
     ck_assert_ptr_nonnull(ring);
     bw_chunk_ops ops = bw_case_data_chunk_ops(d, k, hash_only);
     for (int64_t c = 0; c < q->chunks; c++) {
-        move_chunk(ring, (uint8_t *)images, q, c, 0);
+        move_chunk(ring, (uint8_t *)images, d, q, c, 0);
         ops.take(ops.ctx, q, ring, c);
     }
     ck_assert_int_eq(k->chunks_taken, q->chunks);
@@ -188,13 +219,19 @@ static void done(built *b)
     bw_shm_destroy(b->shm);
 }
 
-/* Every exercise, every size, special values too: a correct output passes
- * on 1 and on 4 threads. Catches regenerating the wrong element range, a
- * block's reference run on the wrong inputs, a tail block dropped. */
+/* Every elementwise exercise (bf16 and fp32, in place or not), every size,
+ * special values too: a correct output passes on 1 and on 4 threads.
+ * Catches regenerating the wrong element range, a block's reference run on
+ * the wrong inputs, a tail block dropped. (A reduction's and a matrix's
+ * outputs come from no reference: their checks are not this test's.) */
 START_TEST(correct_output_passes)
 {
+    int tried = 0;
     for (int e = 0; e < bw_exercise_count(); e++) {
         const bw_exercise *ex = bw_exercise_at(e);
+        if (ex->shape != BW_SHAPE_ELEMENTWISE)
+            continue;
+        tried++;
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             for (int v = 0; v < 3; v++)
                 for (int threads = 1; threads <= 4; threads += 3) {
@@ -212,6 +249,7 @@ START_TEST(correct_output_passes)
                     done(&b);
                 }
     }
+    ck_assert_int_ge(tried, 3);   /* haxpy, vector_sum, saxpy */
 }
 END_TEST
 
@@ -288,8 +326,9 @@ START_TEST(a_write_past_the_end_hits_the_guard)
 END_TEST
 
 /* Images as built, no call at all: "nothing written" for an in-place
- * exercise (output still holds its input) and for one whose output starts
- * as poison. Catches the in-place test comparing with the wrong array. */
+ * exercise (output still holds its input), for one whose output starts as
+ * poison and for a reduction whose result still holds its fill, every
+ * shape. Catches the in-place test comparing with the wrong array. */
 START_TEST(untouched_images_mean_nothing_written)
 {
     for (int e = 0; e < bw_exercise_count(); e++) {
@@ -300,7 +339,8 @@ START_TEST(untouched_images_mean_nothing_written)
         ck_assert_int_eq(r.outcome, BW_OUTCOME_FAIL);
         ck_assert_msg(r.nothing_written, "%s", ex->name);
         if (!ex->in_place)
-            ck_assert_int_eq(r.out.unwritten, 70001);
+            ck_assert_int_eq(r.out.unwritten, bw_exercise_count_of(ex, ex->output, 70001));
+        bw_case_result_free(&r);
         done(&b);
     }
 }
@@ -336,9 +376,10 @@ START_TEST(output_hash_tells_outputs_apart)
 END_TEST
 
 /* The chunks a RUN's fill writes add up to the whole images, guards and
- * all, for every exercise and size, through both rings. Catches a chunk
- * written at the wrong place of its slot, a guard byte left out at a chunk
- * boundary, inputs generated for the wrong element range. */
+ * all, for every exercise (every shape and type) and size, through both
+ * rings. Catches a chunk written at the wrong place of its slot, a guard
+ * byte left out at a chunk boundary, inputs generated for the wrong element
+ * range, a reduction's result sent in a chunk other than the first. */
 START_TEST(chunks_add_up_to_the_whole_images)
 {
     for (int e = 0; e < bw_exercise_count(); e++) {
@@ -349,7 +390,7 @@ START_TEST(chunks_add_up_to_the_whole_images)
             for (size_t i = 0; i < sizeof slot_sizes / sizeof slot_sizes[0]; i++) {
                 bw_request q = plan(&b, slot_sizes[i]);
                 uint8_t *sent = upload(&b.d, &q);
-                ck_assert_msg(memcmp(sent, b.images, (size_t)(q.n_arrays * q.image_bytes)) == 0,
+                ck_assert_msg(memcmp(sent, b.images, (size_t)b.d.images_bytes) == 0,
                               "%s n=%lld, %lld chunks: the chunks differ from the whole images",
                               ex->name, (long long)c.n, (long long)q.chunks);
                 free(sent);

@@ -282,8 +282,24 @@ START_TEST(least_dram_traffic)
     ck_assert_double_eq(bw_exercise_least_dram_bytes(vsum, n, l2), 4.0 * n);
     ck_assert_double_eq(bw_exercise_least_dram_bytes(haxpy, 1 << 28, l2),
                         4.0 * (1 << 28) + 2.0 * (1 << 28) - (double)l2);
+    /* With no L2 the floor is every byte a call moves: a, b read, c written. */
+    ck_assert_int_eq(bw_exercise_call_bytes(vsum, 1 << 28), (int64_t)6 << 28);
+    ck_assert_int_eq(bw_exercise_call_bytes(haxpy, 1 << 28), (int64_t)6 << 28);
     ck_assert_double_eq(bw_exercise_least_dram_bytes(vsum, 1 << 28, 0),
-                        (double)bw_exercise_bytes_per_element(vsum) * (1 << 28));
+                        (double)bw_exercise_call_bytes(vsum, 1 << 28));
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(vsum, 1 << 28, 0), 6.0 * (1 << 28));
+    /* Wider elements count their bytes (saxpy: fp32, in place); a
+     * reduction's one result adds its 4 bytes, never n of them. */
+    const bw_exercise *saxpy = bw_exercise_find("saxpy");
+    const bw_exercise *rsum = bw_exercise_find("reduce_sum");
+    ck_assert_ptr_nonnull(saxpy);
+    ck_assert_ptr_nonnull(rsum);
+    ck_assert_int_eq(bw_exercise_call_bytes(saxpy, n), (int64_t)12 * n);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(saxpy, n, l2), 8.0 * n + 4.0 * n - (double)l2);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(saxpy, 1 << 20, l2), 8.0 * (1 << 20));
+    ck_assert_int_eq(bw_exercise_call_bytes(rsum, n), (int64_t)2 * n + 4);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(rsum, n, l2), 2.0 * n);
+    ck_assert_double_eq(bw_exercise_least_dram_bytes(rsum, n, 0), 2.0 * n + 4.0);
 }
 END_TEST
 
@@ -315,6 +331,9 @@ START_TEST(names)
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_RANDOM), "random");
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_SPECIAL), "special");
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_CANCEL), "cancel");
+    ck_assert_str_eq(bw_value_class_name(BW_VALUES_POSITIVE), "positive");
+    ck_assert_str_eq(bw_value_class_name(BW_VALUES_EXACT), "exact");
+    ck_assert_str_eq(bw_value_class_name(BW_VALUES_SPIKES), "spikes");
 }
 END_TEST
 

@@ -7,10 +7,11 @@
 #include "image_hash.h"
 #include "mix64.h"
 
-/* Catches a wrong layout: offset not in bytes, guard missing, no rounding. */
+/* Catches a wrong layout: offset not in bytes, guard missing, no rounding,
+ * the element size ignored. */
 START_TEST(layout_numbers)
 {
-    bw_image_layout l = bw_image_layout_for(5, 3, 0);
+    bw_image_layout l = bw_image_layout_for(5, 2, 3, 0);
     ck_assert_uint_eq(l.front_bytes, BW_GUARD_BYTES + 6);
     ck_assert_uint_eq(l.data_bytes, 10);
     ck_assert_uint_ge(l.back_bytes, BW_GUARD_BYTES);
@@ -20,15 +21,32 @@ START_TEST(layout_numbers)
     /* The array start keeps the offset modulo 256 in a 256-aligned allocation. */
     ck_assert_uint_eq(l.front_bytes % 256, 6);
 
-    bw_image_layout s = bw_image_layout_for(5, 3, 1);
+    bw_image_layout s = bw_image_layout_for(5, 2, 3, 1);
     ck_assert_uint_eq(s.front_bytes, BW_GUARD_BYTES + 6);
     ck_assert_uint_eq(s.back_bytes, 0);
     ck_assert_uint_eq(s.total_bytes, s.front_bytes + s.data_bytes);
 
+    /* 4-byte elements: the offset and the data are counted in them. */
+    bw_image_layout f = bw_image_layout_for(5, 4, 3, 0);
+    ck_assert_uint_eq(f.front_bytes, BW_GUARD_BYTES + 12);
+    ck_assert_uint_eq(f.data_bytes, 20);
+    ck_assert_uint_ge(f.back_bytes, BW_GUARD_BYTES);
+    ck_assert_uint_eq(f.total_bytes % 256, 0);
+    ck_assert_uint_eq(f.total_bytes, f.front_bytes + f.data_bytes + f.back_bytes);
+    ck_assert_uint_lt(f.total_bytes - (f.front_bytes + f.data_bytes + BW_GUARD_BYTES), 256);
+    bw_image_layout fs = bw_image_layout_for(5, 4, 3, 1);
+    ck_assert_uint_eq(fs.front_bytes, BW_GUARD_BYTES + 12);
+    ck_assert_uint_eq(fs.back_bytes, 0);
+    ck_assert_uint_eq(fs.total_bytes, fs.front_bytes + 20);
+
     /* n near INT_MAX: no 32-bit overflow. */
-    bw_image_layout h = bw_image_layout_for(2147483647, 127, 0);
+    bw_image_layout h = bw_image_layout_for(2147483647, 2, 127, 0);
     ck_assert_uint_eq(h.data_bytes, UINT64_C(4294967294));
     ck_assert_uint_gt(h.total_bytes, UINT64_C(4294967294) + 2 * BW_GUARD_BYTES);
+    bw_image_layout h4 = bw_image_layout_for(2147483647, 4, 63, 0);
+    ck_assert_uint_eq(h4.front_bytes, BW_GUARD_BYTES + 252);
+    ck_assert_uint_eq(h4.data_bytes, UINT64_C(8589934588));
+    ck_assert_uint_gt(h4.total_bytes, UINT64_C(8589934588) + 2 * BW_GUARD_BYTES);
 }
 END_TEST
 
@@ -62,20 +80,23 @@ static uint8_t *make_image(const bw_image_layout *l)
  * fill that misses part of a guard. */
 START_TEST(round_trip)
 {
-    for (int sanitize = 0; sanitize <= 1; sanitize++)
-        for (int off = 0; off < 128; off += 9) {
-            bw_image_layout l = bw_image_layout_for(1000 + off, off, sanitize);
-            uint8_t *img = make_image(&l);
-            int64_t first = 99, last = 99;
-            ck_assert_int_eq(bw_image_check_guards(img, &l, &first, &last), 0);
-            ck_assert_int_eq(first, 0);
-            ck_assert_int_eq(last, 0);
-            /* Data is not part of the guard. */
-            memset(img + l.front_bytes, 0x11, l.data_bytes);
-            ck_assert_int_eq(bw_image_check_guards(img, &l, NULL, NULL), 0);
-            ck_assert_ptr_eq((void *)bw_image_data(img, &l), (void *)(img + l.front_bytes));
-            free(img);
+    for (int sanitize = 0; sanitize <= 1; sanitize++) {
+        for (int eb = 2; eb <= 4; eb += 2) {
+            for (int off = 0; off < 256 / eb; off += 9) {
+                bw_image_layout l = bw_image_layout_for(1000 + off, eb, off, sanitize);
+                uint8_t *img = make_image(&l);
+                int64_t first = 99, last = 99;
+                ck_assert_int_eq(bw_image_check_guards(img, &l, &first, &last), 0);
+                ck_assert_int_eq(first, 0);
+                ck_assert_int_eq(last, 0);
+                /* Data is not part of the guard. */
+                memset(img + l.front_bytes, 0x11, l.data_bytes);
+                ck_assert_int_eq(bw_image_check_guards(img, &l, NULL, NULL), 0);
+                ck_assert_ptr_eq(bw_image_data(img, &l), (void *)(img + l.front_bytes));
+                free(img);
+            }
         }
+    }
 }
 END_TEST
 
@@ -93,23 +114,31 @@ static void flip_and_check(const bw_image_layout *l, uint64_t pos, int64_t want_
 /* Catches off-by-one zone bounds and positions not relative to the array. */
 START_TEST(single_flip_found)
 {
-    bw_image_layout l = bw_image_layout_for(17, 5, 0);
+    bw_image_layout l = bw_image_layout_for(17, 2, 5, 0);
     int64_t front = (int64_t)l.front_bytes, data = (int64_t)l.data_bytes;
     flip_and_check(&l, l.front_bytes - 1, -1);                     /* just before */
     flip_and_check(&l, l.front_bytes + l.data_bytes, data);        /* just after */
     flip_and_check(&l, 0, -front);                                 /* first byte */
     flip_and_check(&l, l.total_bytes - 1, (int64_t)l.total_bytes - 1 - front);
 
-    bw_image_layout s = bw_image_layout_for(17, 5, 1);
+    bw_image_layout s = bw_image_layout_for(17, 2, 5, 1);
     flip_and_check(&s, s.front_bytes - 1, -1);
     flip_and_check(&s, 0, -(int64_t)s.front_bytes);
+
+    /* 4-byte elements: the data zone is 4 * 17 bytes, 4 * 5 past the guard. */
+    bw_image_layout f = bw_image_layout_for(17, 4, 5, 0);
+    ck_assert_uint_eq(f.front_bytes, BW_GUARD_BYTES + 20);
+    flip_and_check(&f, f.front_bytes - 1, -1);
+    flip_and_check(&f, f.front_bytes + f.data_bytes, 68);
+    flip_and_check(&f, 0, -(int64_t)f.front_bytes);
+    flip_and_check(&f, f.total_bytes - 1, (int64_t)f.total_bytes - 1 - (int64_t)f.front_bytes);
 }
 END_TEST
 
 /* Catches a count or first/last that ignores all but one damaged zone. */
 START_TEST(several_flips)
 {
-    bw_image_layout l = bw_image_layout_for(300, 2, 0);
+    bw_image_layout l = bw_image_layout_for(300, 2, 2, 0);
     uint8_t *img = make_image(&l);
     img[l.front_bytes - 10] = (uint8_t)~img[l.front_bytes - 10];
     img[l.front_bytes - 3] = (uint8_t)~img[l.front_bytes - 3];
@@ -126,7 +155,7 @@ END_TEST
  * write of the right bytes at the wrong place must still show. */
 START_TEST(shifted_guard_detected)
 {
-    bw_image_layout l = bw_image_layout_for(64, 0, 0);
+    bw_image_layout l = bw_image_layout_for(64, 2, 0, 0);
     uint8_t *img = make_image(&l);
     /* A kernel copying 16 guard bytes over the next 16 (a shifted copy). */
     memmove(img + l.front_bytes + l.data_bytes + 16, img + l.front_bytes + l.data_bytes, 16);
@@ -138,7 +167,7 @@ END_TEST
 /* Two arrays of n elements with offset 3, values i * 7 + array. */
 static uint8_t *hash_images(int64_t n, bw_image_layout *l)
 {
-    *l = bw_image_layout_for(n, 3, 0);
+    *l = bw_image_layout_for(n, 2, 3, 0);
     uint8_t *img = calloc(2, l->total_bytes);
     ck_assert_ptr_nonnull(img);
     for (int a = 0; a < 2; a++)
@@ -149,11 +178,23 @@ static uint8_t *hash_images(int64_t n, bw_image_layout *l)
     return img;
 }
 
+/* The hash of both arrays, as the worker sums it: each array's own. */
+static uint64_t images_hash(const uint8_t *img, const bw_image_layout *l, int64_t n,
+                            uint64_t key, int threads)
+{
+    uint64_t h = 0;
+    for (int a = 0; a < 2; a++)
+        h += bw_array_hash(img + (uint64_t)a * l->total_bytes + l->front_bytes, a, n, key,
+                           threads);
+    return h;
+}
+
 /* The grader's side of the benchmark's per-call hash: it must be the plain
  * sum of bw_hash_term (what the device kernel computes), whatever the thread
  * count, and notice one changed element and two swapped ones. Catches a
- * chunking bug (a lost or doubled tail), a hash of the guard zones, and a
- * hash that ignores positions (which a replayed, shifted output would pass). */
+ * chunking bug (a lost or doubled tail), a hash of the guard zones, a hash
+ * that ignores the array number, and a hash that ignores positions (which a
+ * replayed, shifted output would pass). */
 START_TEST(images_hash_matches_terms)
 {
     const int64_t n = 100003;
@@ -165,23 +206,56 @@ START_TEST(images_hash_matches_terms)
         for (int64_t i = 0; i < n; i++)
             want += bw_hash_term(key, a, (uint64_t)i, (uint16_t)(i * 7 + a));
     for (int threads = 1; threads <= 5; threads += 2)
-        ck_assert_uint_eq(bw_images_hash(img, 2, l.total_bytes, &l, n, key, threads), want);
-    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key ^ 1, 3), want);
+        ck_assert_uint_eq(images_hash(img, &l, n, key, threads), want);
+    ck_assert_uint_ne(images_hash(img, &l, n, key ^ 1, 3), want);
+    /* Array 1's data hashed as array 0's is not array 1's hash. */
+    const uint8_t *d1 = img + l.total_bytes + l.front_bytes;
+    ck_assert_uint_ne(bw_array_hash(d1, 0, n, key, 3), bw_array_hash(d1, 1, n, key, 3));
+    /* Pieces add up to the whole (bw_elems_hash from any first index). */
+    ck_assert_uint_eq(bw_elems_hash(d1, 1, 0, 777, key) +
+                          bw_elems_hash(d1 + 2 * 777, 1, 777, n - 777, key),
+                      bw_array_hash(d1, 1, n, key, 2));
 
     uint8_t *data = img + l.total_bytes + l.front_bytes; /* array 1 */
     data[2 * (n - 1)] ^= 1;                              /* the very last element */
-    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    ck_assert_uint_ne(images_hash(img, &l, n, key, 3), want);
     data[2 * (n - 1)] ^= 1;
     uint8_t t[2];
     memcpy(t, data + 10, 2);
     memcpy(data + 10, data + 12, 2);
     memcpy(data + 12, t, 2);
-    ck_assert_uint_ne(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    ck_assert_uint_ne(images_hash(img, &l, n, key, 3), want);
     memcpy(data + 12, data + 10, 2);
     memcpy(data + 10, t, 2);
     img[0] ^= 0xff; /* a guard byte: not part of the hash */
-    ck_assert_uint_eq(bw_images_hash(img, 2, l.total_bytes, &l, n, key, 3), want);
+    ck_assert_uint_eq(images_hash(img, &l, n, key, 3), want);
     free(img);
+}
+END_TEST
+
+/* 4-byte elements are hashed as their two 16-bit halves, low first: units
+ * 2i and 2i + 1. Catches a hash of an fp32 array that reads only half of it
+ * (the high halves, where a wrong low mantissa would go unseen). */
+START_TEST(array_hash_of_wide_elements)
+{
+    enum { N = 1001 };
+    const uint64_t key = 0x0badc0ffee0ddf00ULL;
+    static uint32_t v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = (uint32_t)i * 2654435761u + 12345u;
+    uint64_t want = 0;
+    for (int i = 0; i < N; i++) {
+        want += bw_hash_term(key, 2, 2u * (uint64_t)i, (uint16_t)(v[i] & 0xFFFFu));
+        want += bw_hash_term(key, 2, 2u * (uint64_t)i + 1u, (uint16_t)(v[i] >> 16));
+    }
+    uint8_t bytes[4 * N];
+    for (int i = 0; i < N; i++)
+        for (int b = 0; b < 4; b++)
+            bytes[4 * i + b] = (uint8_t)(v[i] >> (8 * b));   /* little-endian, whatever the host */
+    for (int threads = 1; threads <= 4; threads += 3)
+        ck_assert_uint_eq(bw_array_hash(bytes, 2, 2 * N, key, threads), want);
+    bytes[4 * (N - 1)] ^= 1;   /* the last element's lowest byte */
+    ck_assert_uint_ne(bw_array_hash(bytes, 2, 2 * N, key, 2), want);
 }
 END_TEST
 
@@ -247,6 +321,7 @@ int main(void)
     tcase_add_test(t, several_flips);
     tcase_add_test(t, shifted_guard_detected);
     tcase_add_test(t, images_hash_matches_terms);
+    tcase_add_test(t, array_hash_of_wide_elements);
     tcase_add_test(t, race_hash_splits_and_changes);
     suite_add_tcase(s, t);
     return bw_run_suite(s);

@@ -86,6 +86,44 @@ START_TEST(format_bf16_values)
 }
 END_TEST
 
+/* Every element type shows its own bits, as wide as the type, its own
+ * poison as "never written", and enough digits to tell neighbours apart.
+ * Catches fp32 bits cut to 16, a bf16 poison test applied to every type,
+ * and fp16 read as bf16. */
+START_TEST(format_values_of_every_type)
+{
+    char s[BW_VALUE_TEXT], b[16];
+    bw_format_value(BW_F32, 0x3f800000u, s);
+    ck_assert_str_eq(s, "0x3f800000 (1)");
+    bw_format_value(BW_F32, 0x3f800001u, s);    /* 1 + 2^-23 */
+    ck_assert_str_eq(s, "0x3f800001 (1.00000012)");
+    bw_format_value(BW_F32, bw_type_poison(BW_F32), s);
+    ck_assert_str_eq(s, "0x7fd7d7d7 (never written)");
+    bw_format_value(BW_F32, 0x00007fd7u, s);    /* bf16's poison bits are an fp32 number */
+    ck_assert(strstr(s, "never written") == NULL);
+    bw_format_value(BW_F32, 0xff800000u, s);
+    ck_assert_str_eq(s, "0xff800000 (-inf)");
+    bw_format_value(BW_F32, 0x7fc00000u, s);
+    ck_assert_str_eq(s, "0x7fc00000 (nan)");
+    bw_format_value(BW_F16, 0x3c00u, s);
+    ck_assert_str_eq(s, "0x3c00 (1)");
+    bw_format_value(BW_F16, 0xc17cu, s);        /* -2.7421875 in fp16, -15.75 in bf16 */
+    ck_assert_str_eq(s, "0xc17c (-2.74219)");
+    bw_format_value(BW_F16, bw_type_poison(BW_F16), s);
+    ck_assert_str_eq(s, "0x7ed7 (never written)");
+    bw_format_value(BW_F16, 0x7c00u, s);
+    ck_assert_str_eq(s, "0x7c00 (inf)");
+    bw_format_value(BW_BF16, BW_POISON, s);
+    ck_assert_str_eq(s, "0x7fd7 (never written)");
+    bw_format_bits(BW_F32, 0x3f80u, b);
+    ck_assert_str_eq(b, "0x00003f80");
+    bw_format_bits(BW_BF16, 0x3f80u, b);
+    ck_assert_str_eq(b, "0x3f80");
+    bw_format_bits(BW_F16, 0x0001u, b);
+    ck_assert_str_eq(b, "0x0001");
+}
+END_TEST
+
 START_TEST(format_sizes_and_versions)
 {
     char s[BW_SIZE_TEXT];
@@ -548,11 +586,12 @@ START_TEST(bench_text)
     FILE *f = cap_open(&c);
     bw_report_bench_header(f, &b);
     bw_report_bench_copy(f, &b);
-    bw_report_bench_table_head(f);
+    bw_report_bench_table_head(f, &b);
     for (int i = 0; i < 3; i++)
         bw_report_bench_row(f, &rows[i]);
     bw_report_bench_footer(f, &b);
     char *s = cap_close(&c);
+    HAS(s, "           n  offset   median ms");
     HAS(s, "haxpy benchmark (student)\n");
     HAS(s, "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, 50 MB L2");
     HAS(s, "2619 MHz, 5120-bit bus: 3352.3 GB/s datasheet peak");
@@ -567,6 +606,20 @@ START_TEST(bench_text)
     HAS(s, "  2147483647       0           -        -         -        -        -        -  "
            "skipped\n");
     HAS(s, "1 of 3 sizes without a figure");
+    free(s);
+
+    /* A matrix exercise's rows name their shape, not n. */
+    b.ex = bw_exercise_find("transpose");
+    ck_assert_ptr_nonnull(b.ex);
+    rows[0].n = 1000 * 1001;
+    rows[0].rows = 1000;
+    rows[0].cols = 1001;
+    f = cap_open(&c);
+    bw_report_bench_table_head(f, &b);
+    bw_report_bench_row(f, &rows[0]);
+    s = cap_close(&c);
+    HAS(s, " rows x cols  offset   median ms");
+    HAS(s, "   1000x1001       0         0.6");
     free(s);
     free(rows[1].detail);
 }
@@ -620,6 +673,7 @@ int main(void)
     Suite *s = suite_create("report");
     TCase *t = tcase_create("format");
     tcase_add_test(t, format_bf16_values);
+    tcase_add_test(t, format_values_of_every_type);
     tcase_add_test(t, format_sizes_and_versions);
     tcase_add_test(t, peak_bandwidth);
     suite_add_tcase(s, t);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "containment.h"
+#include "image.h"
 #include "shm.h"
 #include "random_u64.h"
 #include "run_dialogue.h"
@@ -95,15 +96,34 @@ static void fake_hello(bw_shm *shm, const char *mode)
         snprintf((char *)bw_shm_data(shm), 64, "FAKE_HELLO=%s", mode);
 }
 
-static bw_request run_req(int n, int n_arrays, const bw_shm *shm)
+/* A RUN without a chunk plan over n_arrays images of image_bytes each,
+ * back to back from the start of shared memory: bf16 data filling each
+ * image whole (the fake worker adds 1 to every byte of every image). */
+static bw_request run_req(int n, int n_arrays, uint64_t image_bytes, const bw_shm *shm)
 {
     bw_request q;
     memset(&q, 0, sizeof q);
+    ck_assert_int_le(n_arrays, BW_MAX_ARRAYS);
+    q.magic = BW_PROTO_MAGIC;
     q.kind = BW_REQ_RUN;
     q.n = n;
+    q.rows = 1;
+    q.cols = n > 0 ? n : 0;   /* a negative n picks the fake's behaviour */
     q.n_arrays = n_arrays;
-    q.image_bytes = IMAGE_BYTES;
-    q.data_bytes = IMAGE_BYTES;
+    q.by_value = -1;
+    for (int k = 0; k < n_arrays; k++) {
+        bw_array_geom *g = &q.arrays[k];
+        g->elem_bytes = 2;
+        g->flags = BW_ARRAY_INPUT;
+        g->count = (int64_t)(image_bytes / 2);
+        g->front_bytes = 0;
+        g->data_bytes = image_bytes;
+        g->back_bytes = 0;
+        g->image_bytes = image_bytes;
+        g->place = (uint64_t)k * image_bytes;
+        g->outer = 1;
+        g->inner = g->count;
+    }
     q.shm_bytes = bw_shm_size(shm);
     return q;
 }
@@ -112,7 +132,7 @@ static bw_request run_req(int n, int n_arrays, const bw_shm *shm)
 static bw_call_status call_n(bw_worker *w, bw_shm *shm, int n, double timeout, bw_reply *rep,
                              char **why_out)
 {
-    bw_request q = run_req(n, 1, shm);
+    bw_request q = run_req(n, 1, IMAGE_BYTES, shm);
     bw_reply local;
     char *why = NULL;
     bw_call_status st = bw_worker_call(w, &q, rep != NULL ? rep : &local, timeout, &why);
@@ -218,7 +238,7 @@ START_TEST(run_round_trips_shared_memory)
     for (unsigned i = 0; i < 3 * IMAGE_BYTES; i++)
         m[i] = (uint8_t)(i * 13 + 1);
 
-    bw_request q = run_req(5, 3, shm);
+    bw_request q = run_req(5, 3, IMAGE_BYTES, shm);
     bw_reply rep;
     char *why = NULL;
     ck_assert_int_eq(bw_worker_call(w, &q, &rep, 2.0, &why), BW_CALL_OK);
@@ -229,12 +249,13 @@ START_TEST(run_round_trips_shared_memory)
     for (unsigned i = 0; i < 3 * IMAGE_BYTES; i++)
         ck_assert_uint_eq(m[i], (uint8_t)(i * 13 + 2));
 
-    /* Grown shared memory: the worker maps the new size. */
+    /* Grown shared memory: the worker maps the new size (every array's
+     * image counts: BW_MAX_ARRAYS images of big / BW_MAX_ARRAYS bytes). */
     size_t big = (size_t)6 << 20;
     m = bw_shm_reserve(shm, big);
     ck_assert_ptr_nonnull(m);
     memset(m, 0x40, big);
-    q = run_req(1, (int)(big / IMAGE_BYTES), shm);
+    q = run_req(1, BW_MAX_ARRAYS, big / BW_MAX_ARRAYS, shm);
     ck_assert_int_eq(bw_worker_call(w, &q, &rep, 2.0, &why), BW_CALL_OK);
     ck_assert_int_eq(rep.status, BW_REP_OK);
     ck_assert_uint_eq(m[0], 0x41);
@@ -250,28 +271,57 @@ END_TEST
 
 /* ------------------------------------------------------------ RUN dialogue */
 
-/* A RUN of 3 arrays of 5,000 elements through 2 slots of 12 KiB: 4 chunks,
- * so the window wraps in both directions. */
+/* Array k's geometry as bw_case_data_request fills it (judge/case_data.c):
+ * count elements of elem_bytes at offset offset_elems, one vector. */
+static void set_geom(bw_request *q, int k, int64_t count, int elem_bytes, int offset_elems,
+                     uint32_t flags)
+{
+    bw_image_layout l = bw_image_layout_for(count, elem_bytes, offset_elems, 0);
+    bw_array_geom *g = &q->arrays[k];
+    g->elem_bytes = (uint32_t)elem_bytes;
+    g->flags = flags;
+    g->count = count;
+    g->front_bytes = l.front_bytes;
+    g->data_bytes = l.data_bytes;
+    g->back_bytes = l.back_bytes;
+    g->image_bytes = l.total_bytes;
+    g->outer = 1;
+    g->inner = count;
+}
+
+/* A RUN of 3 arrays through 2 slots of 12 KiB: 5,000 bf16 elements, 5,000
+ * fp32 ones and a whole fp32 result (one element, travelling in chunk 0
+ * only), as a reduction with two inputs of two types would send them.
+ * 4 chunks, so the window wraps in both directions. mode: scalar 0, which
+ * tells the fake worker how to behave. */
 static bw_request dialogue_req(float mode)
 {
     bw_request q;
     memset(&q, 0, sizeof q);
+    q.magic = BW_PROTO_MAGIC;
     q.kind = BW_REQ_RUN;
     q.n = 5000;
+    q.rows = 1;
+    q.cols = 5000;
+    q.n_scalars = 1;
+    q.scalars[0] = mode;
     q.n_arrays = 3;
-    q.alpha = mode;
-    q.front_bytes = 518;
-    q.data_bytes = 10000;
-    q.image_bytes = (518 + 10000 + 512 + 255) & ~255u;
-    q.back_bytes = q.image_bytes - q.front_bytes - q.data_bytes;
+    q.by_value = 2;
+    set_geom(&q, 0, 5000, 2, 3, BW_ARRAY_INPUT);
+    set_geom(&q, 1, 5000, 4, 3, BW_ARRAY_INPUT);
+    set_geom(&q, 2, 1, 4, 0, BW_ARRAY_WHOLE);
+    ck_assert_int_eq(q.arrays[0].front_bytes, 518);
+    ck_assert_int_eq(q.arrays[1].front_bytes, 524);
     ck_assert_int_eq(bw_stream_plan(&q, 2, 3 * 4096), 0);
     ck_assert_int_eq(q.chunks, 4);
+    ck_assert(bw_stream_plan_ok(&q));
     return q;
 }
 
 typedef struct {
     int64_t filled, taken;   /* chunks so far, each must come in order */
     int64_t bad_bytes;
+    uint64_t bytes[BW_MAX_ARRAYS], back[BW_MAX_ARRAYS];   /* each image's bytes sent, taken */
 } dialogue_log;
 
 static uint8_t pattern(int k, uint64_t pos) { return (uint8_t)(pos * 7 + (uint64_t)k * 31 + 3); }
@@ -281,10 +331,12 @@ static void fill_pattern(void *ctx, const bw_request *q, uint8_t *ring, int64_t 
     dialogue_log *l = ctx;
     ck_assert_int_eq(c, l->filled);
     l->filled++;
-    bw_chunk_span_t s = bw_chunk_span(q, c);
-    for (int k = 0; k < q->n_arrays; k++)
+    for (int k = 0; k < q->n_arrays; k++) {
+        bw_chunk_span_t s = bw_chunk_span(q, c, k);
         for (uint64_t p = s.begin; p < s.end; p++)
             bw_slot_part(ring, q, c, k)[p - s.begin] = pattern(k, p);
+        l->bytes[k] += s.end - s.begin;
+    }
 }
 
 /* The fake's "kernel" adds 1 to every byte. */
@@ -293,11 +345,13 @@ static void take_pattern(void *ctx, const bw_request *q, const uint8_t *ring, in
     dialogue_log *l = ctx;
     ck_assert_int_eq(c, l->taken);
     l->taken++;
-    bw_chunk_span_t s = bw_chunk_span(q, c);
-    for (int k = 0; k < q->n_arrays; k++)
+    for (int k = 0; k < q->n_arrays; k++) {
+        bw_chunk_span_t s = bw_chunk_span(q, c, k);
         for (uint64_t p = s.begin; p < s.end; p++)
             if (bw_slot_part((uint8_t *)ring, q, c, k)[p - s.begin] != (uint8_t)(pattern(k, p) + 1))
                 l->bad_bytes++;
+        l->back[k] += s.end - s.begin;
+    }
 }
 
 static bw_call_status dialogue(bw_worker *w, bw_shm *shm, float mode, double timeout,
@@ -331,6 +385,12 @@ START_TEST(run_dialogue_moves_every_chunk_both_ways)
         ck_assert_int_eq(l.filled, 4);
         ck_assert_int_eq(l.taken, 4);
         ck_assert_int_eq(l.bad_bytes, 0);
+        /* Every byte of every image, once each way. */
+        bw_request q = dialogue_req(0.0f);
+        for (int k = 0; k < q.n_arrays; k++) {
+            ck_assert_uint_eq(l.bytes[k], q.arrays[k].image_bytes);
+            ck_assert_uint_eq(l.back[k], q.arrays[k].image_bytes);
+        }
     }
     ck_assert(bw_worker_alive(w));
     bw_worker_stop(w);

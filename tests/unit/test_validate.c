@@ -31,18 +31,20 @@ START_TEST(ulp_values)
 }
 END_TEST
 
-/* vector_sum element check: in = {a, b}. */
+/* vector_sum element check: in = {a, b}, as the compare passes them (values). */
 static int vs_ok(bf16_t a, bf16_t b, bf16_t expected, bf16_t got)
 {
-    const bf16_t in[2] = {a, b};
-    return bw_element_ok(bw_exercise_find("vector_sum"), 0.0f, in, expected, got);
+    const float scalars[BW_MAX_SCALARS] = {0.0f};
+    const double in[2] = {bw_elem_to_double(BW_BF16, a), bw_elem_to_double(BW_BF16, b)};
+    return bw_element_ok(bw_exercise_find("vector_sum"), scalars, in, expected, got);
 }
 
 /* haxpy element check: in = {x, y}. */
 static int hx_ok(float alpha, bf16_t x, bf16_t y, bf16_t expected, bf16_t got)
 {
-    const bf16_t in[2] = {x, y};
-    return bw_element_ok(bw_exercise_find("haxpy"), alpha, in, expected, got);
+    const float scalars[BW_MAX_SCALARS] = {alpha};
+    const double in[2] = {bw_elem_to_double(BW_BF16, x), bw_elem_to_double(BW_BF16, y)};
+    return bw_element_ok(bw_exercise_find("haxpy"), scalars, in, expected, got);
 }
 
 /* Catches a tolerance that is too loose (a whole ulp, so truncation passes)
@@ -101,8 +103,9 @@ END_TEST
 typedef struct {
     const bw_exercise *ex;
     int64_t n;
-    float alpha;
-    bf16_t *in[3];      /* inputs as generated */
+    float alpha;        /* scalars[0] */
+    float scalars[BW_MAX_SCALARS];
+    bf16_t *in[3];      /* inputs as generated (haxpy and vector_sum: all bf16) */
     bf16_t *expected;
 } problem;
 
@@ -113,21 +116,27 @@ static problem make_problem(const char *name, const bw_case *c)
     memset(&p, 0, sizeof p);
     p.ex = bw_exercise_find(name);
     ck_assert_ptr_nonnull(p.ex);
+    ck_assert(p.ex->shape == BW_SHAPE_ELEMENTWISE);
     p.n = c->n;
-    p.alpha = c->alpha;
+    bw_case_scalars(p.ex, c, p.scalars);
+    p.alpha = p.scalars[0];
+    ck_assert(p.ex->n_scalars == 0 || p.alpha == c->alpha);
+    void *in[3];
     for (int k = 0; k < 3; k++) {
+        ck_assert(k >= p.ex->n_arrays || p.ex->arrays[k].type == BW_BF16);
         p.in[k] = calloc((size_t)c->n, sizeof(bf16_t));
         ck_assert_ptr_nonnull(p.in[k]);
+        in[k] = p.in[k];
     }
-    bw_inputs_fill(p.ex, c, p.in, 2);
+    bw_inputs_fill(p.ex, c, in, 2);
     p.expected = malloc((size_t)c->n * sizeof(bf16_t));
     ck_assert_ptr_nonnull(p.expected);
-    bf16_t *arrays[3];
+    void *arrays[3];
     for (int k = 0; k < p.ex->n_arrays; k++)
         arrays[k] = p.in[k];
     memcpy(p.expected, p.in[p.ex->n_arrays - 1], (size_t)c->n * sizeof(bf16_t));
     arrays[p.ex->n_arrays - 1] = p.expected;
-    p.ex->reference(p.n, p.alpha, arrays, 2);
+    p.ex->rule->reference(p.n, p.scalars, arrays, 2);
     return p;
 }
 
@@ -143,6 +152,8 @@ static bw_case simple_case(int64_t n, bw_value_class v, float alpha, uint64_t se
     bw_case c;
     memset(&c, 0, sizeof c);
     c.n = n;
+    c.rows = 1;
+    c.cols = n;
     c.values = v;
     c.alpha = alpha;
     c.alpha_kind = "random";
@@ -160,8 +171,8 @@ static bf16_t *copy_of(const bf16_t *v, int64_t n)
 
 static void compare(const problem *p, const bf16_t *got, bw_compare_result *r, int threads)
 {
-    const bf16_t *const inputs[3] = {p->in[0], p->in[1], p->in[2]};
-    bw_compare_output(p->ex, p->n, p->alpha, inputs, p->expected, got, r, threads);
+    const void *const inputs[3] = {p->in[0], p->in[1], p->in[2]};
+    bw_compare_output(p->ex, p->n, p->scalars, inputs, p->expected, got, r, threads);
 }
 
 static const char *const exercises[] = {"haxpy", "vector_sum"};
@@ -238,11 +249,12 @@ START_TEST(nan_and_inf_mixups)
     /* NaN + 1, 1 + 0, 2.99e38 + 2.99e38 (Inf), Inf - Inf (NaN) */
     bf16_t a[4] = {0x7FC0, 0x3F80, 0x7F62, 0x7F80};
     bf16_t b[4] = {0x3F80, 0x0000, 0x7F62, 0xFF80};
-    const bf16_t *const inputs[2] = {a, b};
+    const void *const inputs[2] = {a, b};
+    const float scalars[BW_MAX_SCALARS] = {0.0f};
     bf16_t expected[4] = {0x7FC0, 0x3F80, 0x7F80, 0xFFC1};
     bf16_t good[4] = {0xFFC0, 0x3F80, 0x7F80, 0x7FC0};
     bw_compare_result r;
-    bw_compare_output(vs, 4, 0.0f, inputs, expected, good, &r, 1);
+    bw_compare_output(vs, 4, scalars, inputs, expected, good, &r, 1);
     ck_assert_int_eq(r.mismatches, 0);
     const bf16_t bad[3][4] = {
         {0x0000, 0x3F80, 0x7F80, 0xFFC1},   /* NaN lost */
@@ -250,7 +262,7 @@ START_TEST(nan_and_inf_mixups)
         {0x7FC0, 0x3F80, 0xFF80, 0xFFC1},   /* wrong sign of Inf */
     };
     for (int k = 0; k < 3; k++) {
-        bw_compare_output(vs, 4, 0.0f, inputs, expected, bad[k], &r, 1);
+        bw_compare_output(vs, 4, scalars, inputs, expected, bad[k], &r, 1);
         ck_assert_int_eq(r.mismatches, 1);
         ck_assert_int_eq(r.first_bad, k);
         ck_assert(r.max_ulps >= 512.0);

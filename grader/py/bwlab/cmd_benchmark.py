@@ -11,7 +11,8 @@ import importlib
 
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, optional_tools, user_values
+from . import (EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, optional_tools,
+               user_values)
 from .cmd_test import (Stop, add_source_arguments, error_doc, looks_like_no_device, prepare,
                        refuse_bad_seed_env, run_bwgrade, write_json)
 
@@ -35,9 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_size_arguments(parser: argparse.ArgumentParser, sizes_default: str,
                        offsets_default: str) -> None:
     """--sizes and --offsets, checked as bwgrade checks them (shared with crosscheck)."""
-    parser.add_argument("--sizes", action="append", metavar="N,N,...", type=user_values.SIZES,
+    parser.add_argument("--sizes", action="append", metavar="N,N,...", type=user_values.SIZES_OR_SHAPES,
                         help="element counts, comma-separated: N, 2^P, 2^P+K or 2^P-K, from 1 to "
-                             f"2^31-1 (default: {sizes_default})")
+                             "2^31-1; for a matrix exercise shapes RxC (rows*cols at most 2^31-1); "
+                             "each exercise takes the items of its kind "
+                             f"(default: {sizes_default})")
     parser.add_argument("--offsets", action="append", metavar="K,K,...", type=user_values.OFFSETS,
                         help=f"pointer offsets in elements, 0 to {user_values.MAX_OFFSET}, "
                              f"comma-separated (default: {offsets_default})")
@@ -68,9 +71,35 @@ def _joined(values: list[str] | None) -> str | None:
     return ",".join(p.strip() for p in parts)
 
 
-def bench_extra_args(args: argparse.Namespace, label: str, peer: bool) -> list[str]:
+def sizes_for(args: argparse.Namespace, ex: str) -> str | None:
+    """The --sizes items that exercise ex takes: shapes for a matrix exercise,
+    element counts for the others; None when --sizes was not given."""
+    sizes = _joined(args.sizes)
+    if not sizes:
+        return None
+    counts, shapes = user_values.split_sizes(sizes)
+    return ",".join(shapes if exercises.read(ex).matrix else counts)
+
+
+def refuse_sizes_without_kind(args: argparse.Namespace, chosen: list[str]) -> None:
+    """--sizes that give an exercise named on the command line nothing it
+    takes: one line, exit 2, before anything is built (raises Stop). An
+    exercise chosen by default (every one) then runs its own default sizes,
+    and a line says so."""
+    for ex in chosen:
+        if sizes_for(args, ex) != "":
+            continue
+        kind = ("shapes RxC: it is a matrix exercise" if exercises.read(ex).matrix
+                else "element counts")
+        if args.exercise:
+            console.error(f"--sizes: nothing for {ex}, which takes {kind}")
+            raise Stop(EXIT_USAGE)
+        console.say(f"{ex}: --sizes has no {kind.split(':')[0]}, so it runs its default sizes")
+
+
+def bench_extra_args(args: argparse.Namespace, label: str, peer: bool, ex: str) -> list[str]:
     extra = ["--label", label]
-    sizes, offsets = _joined(args.sizes), _joined(args.offsets)
+    sizes, offsets = sizes_for(args, ex), _joined(args.offsets)
     if sizes:
         extra += ["--sizes", sizes]
     if offsets:
@@ -108,7 +137,7 @@ def comparison_table(docs: list[dict]) -> str:
     cells: dict[tuple, dict[str, dict]] = {}
     for d in docs:
         for row in d["rows"]:
-            key = (row.get("n"), row.get("offset"))
+            key = (row.get("rows"), row.get("cols"), row.get("n"), row.get("offset"))
             if key not in cells:
                 keys.append(key)
                 cells[key] = {}
@@ -117,10 +146,12 @@ def comparison_table(docs: list[dict]) -> str:
     headers = ["n", "offset"]
     for label in labels:
         headers += [f"{label} GB/s", f"{label} %copy"]
+    if any(k[0] for k in keys):
+        headers[0] = "rows x cols"
     rows = []
     for key in keys:
-        n, off = key
-        line: list[object] = [console.number(n), off]
+        r, c, n, off = key
+        line: list[object] = [f"{r}x{c}" if r else console.number(n), off]
         for label in labels:
             row = cells[key].get(label)
             if row is None:
@@ -197,7 +228,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         refuse_bad_seed_env(args)
         chosen, variant, plan = prepare(args, peers=args.peers,
-                                        before_build=lambda: refuse_bad_plot(args))
+                                        before_build=lambda: refuse_bad_plot(args),
+                                        check_chosen=lambda c: refuse_sizes_without_kind(args, c))
     except Stop as s:
         return s.code
 
@@ -221,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             peer = w.label not in ("student", "solution", "submission")
             rc, doc, tail = run_bwgrade(plan.bwgrade, "bench", ex, w.path,
-                                        bench_extra_args(args, w.label, peer))
+                                        bench_extra_args(args, w.label, peer, ex))
             if rc == EXIT_NO_DEVICE:
                 no_device = looks_like_no_device(tail)
                 worst = EXIT_NO_DEVICE

@@ -21,12 +21,14 @@ import tempfile
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, console, crosscheck, ncu, optional_tools, user_values
-from .cmd_benchmark import add_size_arguments, bench_extra_args
+from .cmd_benchmark import add_size_arguments, bench_extra_args, refuse_sizes_without_kind
 from .cmd_test import Stop, add_source_arguments, prepare, read_json, refuse_bad_seed_env, write_json
 
 HELP = "check every benchmark figure against Nsight Compute's duration of the same call"
 
-DEFAULT_SIZES = "67108869,268435455"     # 2^26 + 5 and 2^28 - 1: the headline's sizes
+# 2^26 + 5 and 2^28 - 1, the headline's sizes; a matrix exercise: the largest
+# square below 2^31 elements and an odd tall shape (each exercise takes its kind).
+DEFAULT_SIZES = "67108869,268435455,46340x46340,1048579x1001"
 DEFAULT_OFFSETS = "0,1"
 RUN_TIMEOUT = 900
 
@@ -35,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--peers", action="store_true",
                         help="also check the library peers (cub, cuBLAS) of each exercise")
-    add_size_arguments(parser, f"{DEFAULT_SIZES}: 2^26+5 and 2^28-1", DEFAULT_OFFSETS)
+    add_size_arguments(parser, f"{DEFAULT_SIZES}: 2^26+5 and 2^28-1, or two shapes", DEFAULT_OFFSETS)
     parser.add_argument("--calls", type=user_values.PROFILE_CALLS, default=crosscheck.CALLS,
                         metavar="K",
                         help=f"calls profiled per row, 1 to {user_values.MAX_PROFILE_CALLS}; ncu's "
@@ -59,7 +61,7 @@ def _run(cmd: list[str], verbose: bool) -> tuple[int, str]:
 def check_worker(bwgrade: Path, ncu_path: str, ex: str, worker, args: argparse.Namespace,
                  tmp: Path) -> tuple[list[crosscheck.Row], list[str], str | None]:
     """(rows, notes, error): the measurement, the profile, and their pairing."""
-    extra = bench_extra_args(args, worker.label, peer=True)   # --no-copy: not needed here
+    extra = bench_extra_args(args, worker.label, peer=True, ex=ex)   # --no-copy: not needed here
     stem = tmp / f"{ex}_{worker.label}"
     base = [str(bwgrade), "bench", ex, "--worker", str(worker.path), *extra]
     rc, out = _run(base + ["--json", f"{stem}.bench.json"], args.verbose)
@@ -89,7 +91,7 @@ def table(rows: list[crosscheck.Row]) -> str:
     body = []
     for r in rows:
         ratio = r.ratio
-        body.append([console.number(r.n), r.offset,
+        body.append([r.shape or console.number(r.n), r.offset,
                      "-" if r.bench_ms is None else f"{r.bench_ms:.4f}",
                      "-" if r.ncu_ms is None else f"{r.ncu_ms:.4f}",
                      "-" if ratio is None else f"{ratio:.3f}",
@@ -100,12 +102,13 @@ def table(rows: list[crosscheck.Row]) -> str:
     for r in rows:
         for k in r.kernels:
             dur = "-" if k.duration_ns is None else f"{k.duration_ns / 1e6:.4f} ms"
-            lines.append(f"  n = {r.n:,}, offset {r.offset}: {k.name}: {dur}; {k.launch()}")
+            lines.append(f"  {r.shape or f'n = {r.n:,}'}, offset {r.offset}: {k.name}: {dur}; "
+                         f"{k.launch()}")
     return "\n".join(lines)
 
 
 def row_doc(r: crosscheck.Row) -> dict:
-    return {"n": r.n, "offset": r.offset, "bench_ms": r.bench_ms, "bench_status": r.bench_status,
+    return {"n": r.n, "shape": r.shape, "offset": r.offset, "bench_ms": r.bench_ms, "bench_status": r.bench_status,
             "gbs": r.gbs, "timer_ms": r.timer_ms, "ncu_ms": r.ncu_ms, "ncu_call_ms": r.call_ms,
             "ratio": r.ratio, "ok": r.ok, "verdict": r.verdict,
             "kernels": [vars(k) for k in r.kernels]}
@@ -127,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.offsets:
         args.offsets = [DEFAULT_OFFSETS]
     try:
-        chosen, variant, plan = prepare(args, peers=args.peers, before_build=need_ncu)
+        chosen, variant, plan = prepare(args, peers=args.peers, before_build=need_ncu,
+                                        check_chosen=lambda c: refuse_sizes_without_kind(args, c))
     except Stop as s:
         return s.code
     if plan.bwgrade is None:

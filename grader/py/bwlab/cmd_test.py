@@ -79,9 +79,12 @@ def refuse_bad_seed_env(args: argparse.Namespace) -> None:
 
 
 def prepare(args: argparse.Namespace, peers: bool = False,
-            before_build: Callable[[], None] | None = None) -> tuple[list[str], str, build.Plan]:
-    """Resolve the exercises, read a submission, then before_build() (a
-    command's check for a tool it needs), build. Raises Stop on errors."""
+            before_build: Callable[[], None] | None = None,
+            check_chosen: Callable[[list[str]], None] | None = None
+            ) -> tuple[list[str], str, build.Plan]:
+    """Resolve the exercises, check_chosen(them) (a command's options that
+    depend on them), read a submission, then before_build() (a command's
+    check for a tool it needs), build. Raises Stop on errors."""
     root = repo_root()
     try:
         chosen = [e.name for e in exercises.select(args.exercise, root)]
@@ -95,6 +98,8 @@ def prepare(args: argparse.Namespace, peers: bool = False,
     except OSError as e:
         console.error(f"cannot read the exercise table: {e}")
         raise Stop(EXIT_KIT) from None
+    if check_chosen is not None:
+        check_chosen(chosen)
     variant = variant_of(args)
     sub: Submission | None = None
     if variant == "solution" and not any(build.has_solution(root, ex) for ex in chosen):

@@ -133,6 +133,7 @@ class Row:
     calls: list[list[Kernel]] = field(default_factory=list)   # the profiled calls' kernels
     ok: bool = False
     verdict: str = ""
+    shape: str = ""                 # a matrix's "RxC"; "" for a vector
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -213,15 +214,19 @@ def rows_of(bench_doc: dict, profile_doc: dict, csv_text: str,
     Returns the judged rows and notes about anything that did not pair."""
     notes: list[str] = []
     by_pid = kernels_by_process(csv_text)
-    prof = {(r.get("n"), r.get("offset")): r for r in profile_doc.get("rows", [])}
+    def key(r: dict) -> tuple:
+        return r.get("rows"), r.get("cols"), r.get("n"), r.get("offset")
+
+    prof = {key(r): r for r in profile_doc.get("rows", [])}
     rows: list[Row] = []
     used: set[str] = set()
     for r in bench_doc.get("rows", []):
         row = Row(n=int(r.get("n", 0)), offset=int(r.get("offset", 0)),
                   bench_ms=r.get("ms_median") if r.get("status") == "ok" else None,
                   bench_status=str(r.get("status")), gbs=r.get("gbs"),
-                  timer_ms=float(r.get("timer_ms") or 0.0))
-        p = prof.get((r.get("n"), r.get("offset")))
+                  timer_ms=float(r.get("timer_ms") or 0.0),
+                  shape=f"{r['rows']}x{r['cols']}" if r.get("rows") else "")
+        p = prof.get(key(r))
         pid = p.get("worker_pid") if p else None
         if p is None:
             notes.append(f"n = {row.n:,}, offset {row.offset}: not in the profiled run")

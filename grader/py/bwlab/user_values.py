@@ -118,6 +118,25 @@ def check_shapes(text: str) -> str:
     return check_list(text, check_shape, f"shapes: {SHAPE_FORMS}")
 
 
+def check_size_or_shape(text: str) -> int | tuple[int, int]:
+    """An element count or, with an 'x' in it, a matrix's shape."""
+    if "x" in text.strip().lower():
+        return check_shape(text)
+    return check_size(text)
+
+
+def check_sizes_or_shapes(text: str) -> str:
+    return check_list(text, check_size_or_shape,
+                      f"element counts ({SIZE_FORMS}) or, for a matrix exercise, shapes ({SHAPE_FORMS})")
+
+
+def split_sizes(text: str) -> tuple[list[str], list[str]]:
+    """A checked --sizes list as (element counts, shapes)."""
+    items = [i.strip() for i in text.split(",") if i.strip()]
+    shapes = [i for i in items if "x" in i.lower()]
+    return [i for i in items if i not in shapes], shapes
+
+
 def check_offsets(text: str) -> str:
     return check_list(text, check_offset, f"offsets 0 to {MAX_OFFSET}")
 
@@ -173,6 +192,7 @@ SHAPE = argparse_type(check_shape, "shape")
 SHAPES = argparse_type(check_shapes, "shapes")
 OFFSET = argparse_type(check_offset, "offset")
 SIZES = argparse_type(check_sizes, "element counts")
+SIZES_OR_SHAPES = argparse_type(check_sizes_or_shapes, "sizes")
 OFFSETS = argparse_type(check_offsets, "offsets")
 POSITIVE = argparse_type(check_count, "count")
 SECONDS = argparse_type(check_seconds, "seconds")
