@@ -69,18 +69,19 @@ class Toolkit:
 
 def exercises() -> list[str]:
     rows = (ROOT / "exercises" / "exercises.def").read_text().splitlines()
-    return [m.group(1) for m in (re.match(r"^BW_EXERCISE\((\w+),", r) for r in rows) if m]
+    return [m.group(1) for m in (re.match(r"^BW_EXERCISE\((\w+)[,)]", r) for r in rows) if m]
 
 
 def units() -> list[Unit]:
     """Every kit source with CUDA in it, found by path so new ones are covered."""
     posix = ["_POSIX_C_SOURCE=200809L"]
-    out = [Unit(str(p.relative_to(ROOT)), "cu", ["grader"], posix)
+    worker = ["grader/protocol", "grader/worker"]
+    out = [Unit(str(p.relative_to(ROOT)), "cu", worker, posix)
            for p in sorted((ROOT / "grader" / "worker").glob("*.cu"))]
-    for p in sorted((ROOT / "grader" / "worker").glob("*.c")) + [ROOT / "grader" / "hold_context.c"]:
-        out.append(Unit(str(p.relative_to(ROOT)), "c", ["grader", "reference", "exercises"], posix))
+    for p in sorted((ROOT / "grader" / "worker").glob("*.c")):
+        out.append(Unit(str(p.relative_to(ROOT)), "c", worker + ["reference", "exercises"], posix))
     for ex in exercises():
-        inc = [f"exercises/{ex}", "grader"]
+        inc = [f"exercises/{ex}", "grader/protocol"]
         out.append(Unit(f"exercises/{ex}/adapter.cu", "cu", inc))
         out.append(Unit(f"exercises/{ex}/{ex}.cu", "cu", inc))
         for p in sorted((ROOT / "solutions" / ex).glob("*.cu")):

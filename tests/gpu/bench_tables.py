@@ -20,7 +20,8 @@ def table(ex: str, labels: dict) -> list[str]:
     head += [f"{p} GB/s" for p in peers] + [f"solution / {p}" for p in peers]
     out = [f"### {ex}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, row in enumerate(sol["rows"]):
-        cells = [f"{row['n']:,}", str(row["offset"]), fmt(row.get("gbs")),
+        size = f"{row['rows']}x{row['cols']}" if row.get("rows") else f"{row['n']:,}"
+        cells = [size, str(row["offset"]), fmt(row.get("gbs")),
                  fmt(row.get("pct_peak")), fmt(row.get("pct_copy"))]
         peer_gbs = [labels[p]["rows"][i].get("gbs") for p in peers]
         cells += [fmt(g) for g in peer_gbs]

@@ -6,7 +6,8 @@ redesign of the grader's core (issue 26).
     python3 tests/gpu/record_verdicts.py record DIR OUT.json
         DIR holds NAME.json reports (a corpus entry, solutions, stubs)
     python3 tests/gpu/record_verdicts.py compare OLD.json NEW.json
-        exit 1 and one line per difference
+        exit 1 and one line per difference in the reports both hold (a report
+        only the new record has, of an exercise added since, is no difference)
 
 A case's verdict is its outcome, the indices of its first mismatches, its
 guard and input findings and whether it wrote nothing; a report's are its
@@ -57,8 +58,10 @@ def compare(old: dict, new: dict) -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
-        if a is None or b is None:
-            diffs.append(f"{key}: only in the {'new' if a is None else 'old'} record")
+        if a is None:
+            continue
+        if b is None:
+            diffs.append(f"{key}: only in the old record")
             continue
         for part in ("status", "rule", "diagnoses", "cases"):
             if a.get(part) != b.get(part):
