@@ -336,14 +336,20 @@ int bw_diagnose(const bw_exercise *ex, const bw_case *cases, const bw_case_resul
              * does (offsets, the largest). A reduction's race outranks the
              * patterns of its sums: a race's numbers form none. */
             locations none = {0, 0, 0};
-            if (ex->shape == BW_SHAPE_REDUCTION)
+            if (ex->shape == BW_SHAPE_REDUCTION) {
                 race = detect_race(&d);
-            if (!race)
-                pattern |= ex->shape == BW_SHAPE_REDUCTION ? detect_sum_patterns(&d)
-                                                           : detect_matrix_patterns(&d);
+                if (!race)
+                    pattern |= detect_sum_patterns(&d);
+            } else {
+                /* Only the largest shapes wrong: their indices or grid
+                 * wrapped, whatever the wrong elements look like. */
+                pattern |= detect_large_n(&d);
+                if (!pattern)
+                    pattern |= detect_matrix_patterns(&d);
+            }
             if (!pattern && !race)
                 pattern |= detect_head(&d, &none);
-            if (!pattern && !race)
+            if (!pattern && !race && ex->shape == BW_SHAPE_REDUCTION)
                 pattern |= detect_large_n(&d);
         }
         detect_input_modified(&d);

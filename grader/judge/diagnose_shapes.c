@@ -90,20 +90,25 @@ static void spike_hint(sbuf *s, const diag_state *d, const bw_case *c, unsigned 
 
 static int detect_spikes(diag_state *d, int want_sign)
 {
-    /* The evidence: the first such case long enough (n > 16) that its head
-     * and tail are apart, else the first. */
-    int first = -1, k = 0;
+    /* The evidence: the first such case that lost (or doubled) some of its
+     * spikes but not all (it shows which), best one long enough (n > 16)
+     * that its head and tail lie apart; else the first. */
+    int first = -1, k = 0, best = -1;
     unsigned first_mask = 0;
     for (int i = 0; i < d->count; i++) {
         int sign;
         unsigned mask;
-        if (spike_difference(d, i, &sign, &mask) && sign == want_sign) {
-            if (first < 0 || (d->cases[first].n <= 16 && d->cases[i].n > 16)) {
-                first = i;
-                first_mask = mask;
-            }
-            k++;
+        if (!spike_difference(d, i, &sign, &mask) || sign != want_sign)
+            continue;
+        int64_t pos[BW_MAX_SPIKES];
+        unsigned present = (1u << bw_spike_positions(&d->cases[i], pos)) - 1u;
+        int score = (mask != present) * 2 + (d->cases[i].n > 16);
+        if (score > best) {
+            best = score;
+            first = i;
+            first_mask = mask;
         }
+        k++;
     }
     if (first < 0)
         return 0;
@@ -296,6 +301,17 @@ static int tiled_pass(const diag_state *d, int64_t t)
     return 0;
 }
 
+/* Some failing case has whole t x t tiles (which it got right, when every
+ * wrong element lies outside them): else "only the edge tiles are wrong"
+ * says nothing, all of a thin matrix being edge. */
+static int some_interior(const diag_state *d, int64_t t)
+{
+    for (int i = 0; i < d->count; i++)
+        if (failed(&d->res[i]) && d->cases[i].rows >= t && d->cases[i].cols >= t)
+            return 1;
+    return 0;
+}
+
 static void matrix_sentence(diag_state *d, bw_diag_code code, const char *lead, const char *hint)
 {
     sbuf s = {0};
@@ -334,7 +350,7 @@ int detect_matrix_patterns(diag_state *d)
         return 1;
     }
     for (int q = 0; q < 3; q++)
-        if (tiled_pass(d, tiles[q]) && every_wrong(d, edge_wrong, q)) {
+        if (tiled_pass(d, tiles[q]) && some_interior(d, tiles[q]) && every_wrong(d, edge_wrong, q)) {
             sbuf s = {0};
             sb_printf(&s, "Edge tiles are missing: every wrong element comes from the last "
                           "partial tile of rows or columns (tiles of %lld), and shapes that are "

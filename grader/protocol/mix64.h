@@ -18,14 +18,27 @@ static inline BW_HOST_DEVICE uint64_t bw_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* One element's term of an array hash: the hash is the sum (mod 2^64) of
- * these over every element of every array, so any summation order gives the
- * same value, on the host and on the device. index is the element's position
- * in the original, unrotated array. */
+/* One 16-bit unit's term of an array hash: the hash is the sum (mod 2^64)
+ * of these over every unit of every array, so any summation order gives the
+ * same value, on the host and on the device. index is the unit's position in
+ * the original, unrotated array. The weight is a keyed 32-bit mix of
+ * (array, index), made odd, so a changed value always changes its term
+ * ((v' - v) * odd is never 0 mod 2^64 for |v' - v| < 2^16). 32-bit
+ * arithmetic on purpose: the benchmark hashes every array between calls,
+ * and with a bw_mix64 per unit that preparation took 3.4-4.9 ms for saxpy's
+ * 2^28 - 1 floats on the H200 (the call: 0.73 ms), longer by up to 0.14 ms
+ * in the student's worker than in the baseline worker, which the clock
+ * check (bench_witness.h) then refused. */
 static inline BW_HOST_DEVICE uint64_t bw_hash_term(uint64_t key, int array, uint64_t index,
                                                    uint16_t value)
 {
-    return bw_mix64(key ^ ((uint64_t)array << 56) ^ (index << 16) ^ (uint64_t)value);
+    uint32_t x = (uint32_t)index ^ (uint32_t)key ^ ((uint32_t)(index >> 32) * 0x85EBCA77u) ^
+                 ((uint32_t)array * 0x27D4EB2Fu);
+    x *= 0x9E3779B1u;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    return (uint64_t)(x | 1u) * (uint64_t)((uint32_t)value + (uint32_t)(key >> 32));
 }
 
 #endif

@@ -33,11 +33,10 @@ b256x8:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_BLOCK=256,-DBW_BLOCKS_
 atomics:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_ATOMICS=1
 cub:reduce_sum:grader/peers/reduce_sum_cub.cu:
 sol:transpose:solutions/transpose/transpose.cu:
-word1:transpose:solutions/transpose/transpose.cu:-DBW_WORD=1
-word4:transpose:solutions/transpose/transpose.cu:-DBW_WORD=4
-warps8:transpose:solutions/transpose/transpose.cu:-DBW_WARPS=8
-nomin:transpose:solutions/transpose/transpose.cu:-DBW_MIN_BLOCKS=0
-tile32:transpose:solutions/transpose/transpose.cu:-DBW_TILE=32,-DBW_WARPS=2
+t4096:transpose:solutions/transpose/transpose.cu:-DBW_TILE_ELEMS=4096
+b512:transpose:solutions/transpose/transpose.cu:-DBW_BLOCK=512
+b128:transpose:solutions/transpose/transpose.cu:-DBW_BLOCK=128
+t4096b128:transpose:solutions/transpose/transpose.cu:-DBW_TILE_ELEMS=4096,-DBW_BLOCK=128
 "
 # Sizes: all for sol and cub; the first VAR_SIZES of each for the variants.
 declare -A SIZES=(

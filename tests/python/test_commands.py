@@ -15,6 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import build, cli, cmd_benchmark, optional_tools  # noqa: E402
+from bwlab import exercises as kit_exercises  # noqa: E402
+
+# What `run.py test` with no exercise named chooses: the whole table, in its order.
+TABLE = kit_exercises.names(ROOT)
 
 # Behaves like bwgrade as docs/ARCHITECTURE.md describes it, driven by
 # FAKE_BWGRADE: {exercise: {"rc": .., "status": .., "passed": .., "total": .., "say": ..,
@@ -113,27 +117,34 @@ class Base(unittest.TestCase):
 
 class TestCommand(Base):
     def test_all_pass(self):
-        self.behave(haxpy={"passed": 1204, "total": 1204}, vector_sum={"passed": 1204, "total": 1204})
-        rc, out, _ = self.run_cli(["test"], self.plan(["haxpy", "vector_sum"]))
+        # No exercise named: every exercise of the table runs, and the summary
+        # names each, in table order.
+        self.behave(**{ex: {"passed": 1204, "total": 1204} for ex in TABLE})
+        rc, out, _ = self.run_cli(["test"], self.plan(TABLE))
         self.assertEqual(rc, 0)
-        self.assertIn("bwgrade test haxpy: report", out)   # bwgrade's report is streamed
+        for ex in TABLE:
+            self.assertIn(f"bwgrade test {ex}: report", out)   # bwgrade's report is streamed
         self.assertTrue(out.rstrip().endswith(
-            "2 exercises: haxpy pass (1204/1204), vector_sum pass (1204/1204)"), out)
+            f"{len(TABLE)} exercises: " + ", ".join(f"{ex} pass (1204/1204)" for ex in TABLE)), out)
+        self.assertEqual([c[1] for c in self.calls()], sorted(TABLE))   # each once
         self.assertEqual(self.calls()[0][:4], ["test", "haxpy", "--worker", str(self.tmp / "bw_worker_haxpy")])
 
     def test_exercises_run_side_by_side_and_report_in_table_order(self):
-        # haxpy takes longer, yet its report comes first, whole; both ran at
-        # once, sharing one lock file for their large cases.
-        self.behave(haxpy={"sleep": 0.8, "say": "haxpy line"}, vector_sum={"say": "vector_sum line"})
-        rc, out, _ = self.run_cli(["test"], self.plan(["haxpy", "vector_sum"]))
+        # haxpy, first in the table, takes longer, yet its report comes first,
+        # whole, and every other one follows whole, in table order; all ran
+        # at once, sharing one lock file for their large cases.
+        self.behave(**{ex: {"say": f"{ex} line", "sleep": 0.8 if ex == "haxpy" else 0} for ex in TABLE})
+        rc, out, _ = self.run_cli(["test"], self.plan(TABLE))
         self.assertEqual(rc, 0)
-        self.assertLess(out.index("haxpy line"), out.index("vector_sum"))
-        self.assertLess(out.index("vector_sum"), out.index("vector_sum line"))
+        for ex, after in zip(TABLE, TABLE[1:]):
+            self.assertLess(out.index(f"{ex} line"), out.index(f"{after} ("), out)   # its heading
+            self.assertLess(out.index(f"{after} ("), out.index(f"{after} line"), out)
         log = self.log_lines()
-        started_vs = next(i for i, l in enumerate(log) if l[:2] == ["test", "vector_sum"])
-        self.assertLess(started_vs, log.index(["end", "haxpy"]), log)   # not one after the other
+        for ex in TABLE[1:]:
+            started = next(i for i, l in enumerate(log) if l[:2] == ["test", ex])
+            self.assertLess(started, log.index(["end", "haxpy"]), log)   # not one after the other
         locks = [c[c.index("--device-lock") + 1] for c in self.calls()]
-        self.assertEqual(locks, [str(self.tmp / "device.lock")] * 2)
+        self.assertEqual(locks, [str(self.tmp / "device.lock")] * len(TABLE))
 
     def test_one_exercise_takes_no_lock(self):
         rc, _, _ = self.run_cli(["test", "haxpy"], self.plan(["haxpy"]))
@@ -142,7 +153,7 @@ class TestCommand(Base):
 
     def test_one_fails(self):
         self.behave(vector_sum={"rc": 1, "status": "fail", "passed": 1180, "total": 1204})
-        rc, out, _ = self.run_cli(["test"], self.plan(["haxpy", "vector_sum"]))
+        rc, out, _ = self.run_cli(["test", "haxpy", "vector_sum"], self.plan(["haxpy", "vector_sum"]))
         self.assertEqual(rc, 1)
         self.assertIn("2 exercises: haxpy pass (4/4), vector_sum FAIL (1180/1204)", out)
 
@@ -167,28 +178,33 @@ class TestCommand(Base):
     def test_build_error_counts_as_failure(self):
         report = self.tmp / "r.json"
         rc, out, _ = self.run_cli(["test", "--json", str(report)],
-                                  self.plan(["haxpy", "vector_sum"], broken=["vector_sum"]))
+                                  self.plan(TABLE, broken=["vector_sum"]))
         self.assertEqual(rc, 1)
         self.assertIn('exercises/vector_sum/vector_sum.cu(3): error: expected a ";"', out)
         self.assertIn("vector_sum BUILD ERROR", out)
-        entry = json.loads(report.read_text())["exercises"]["vector_sum"]
+        entries = json.loads(report.read_text())["exercises"]
+        self.assertEqual(list(entries), TABLE)
+        entry = entries["vector_sum"]
         self.assertEqual(entry["status"], "build_error")
         self.assertTrue(entry["build_output"])
-        self.assertEqual([c[1] for c in self.calls()], ["haxpy"])
+        # The others ran and passed: a build error costs only its exercise.
+        self.assertEqual([c[1] for c in self.calls()], sorted(set(TABLE) - {"vector_sum"}))
+        self.assertEqual({ex for ex, e in entries.items() if e["status"] == "pass"},
+                         set(TABLE) - {"vector_sum"})
 
     def test_no_device(self):
-        self.behave(haxpy={"rc": 3}, vector_sum={"rc": 3})
+        self.behave(**{ex: {"rc": 3} for ex in TABLE})
         report = self.tmp / "r.json"
-        rc, out, _ = self.run_cli(["test", "--json", str(report)], self.plan(["haxpy", "vector_sum"]))
+        rc, out, _ = self.run_cli(["test", "--json", str(report)], self.plan(TABLE))
         self.assertEqual(rc, 3)
         self.assertIn("built OK; no CUDA device here, so nothing was run. "
                       "Run this on a machine with an NVIDIA GPU.", out)
         self.assertIn("no CUDA device: cudaGetDeviceCount", out)   # bwgrade's own message
-        self.assertEqual(len(self.calls()), 2)                     # side by side
+        self.assertEqual(len(self.calls()), len(TABLE))            # side by side
         doc = json.loads(report.read_text())
         self.assertTrue(doc["no_device"])
-        self.assertEqual(doc["exercises"]["haxpy"]["status"], "not_run")
-        self.assertEqual(doc["exercises"]["vector_sum"]["status"], "not_run")
+        self.assertEqual({ex: e["status"] for ex, e in doc["exercises"].items()},
+                         {ex: "not_run" for ex in TABLE})
 
     def test_sanitize_all_runs_each_tool(self):
         self.behave(haxpy={"passed": 2, "total": 2})
@@ -234,15 +250,23 @@ class TestCommand(Base):
         sub = self.tmp / "sub" / "haxpy"
         sub.mkdir(parents=True)
         (sub / "haxpy.cu").write_text("// mine\n")
-        plan = self.plan(["haxpy", "vector_sum"], label="submission")
-        plan.workers[1].status, plan.workers[1].path = "missing", None
-        plan.workers[1].message = "missing file exercises/vector_sum/vector_sum.cu"
+        # As build.prepare plans it: every exercise but haxpy has no file.
+        plan = self.plan(TABLE, label="submission")
+        others = [ex for ex in TABLE if ex != "haxpy"]
+        for w in plan.workers:
+            if w.exercise in others:
+                w.status, w.path = "missing", None
+                w.message = f"missing file exercises/{w.exercise}/{w.exercise}.cu"
         rc, out, _ = self.run_cli(["test", "--submission", str(self.tmp / "sub")], plan)
         self.assertEqual(rc, 1)
         self.assertIn("submission: haxpy: taken from haxpy/haxpy.cu", out)
-        self.assertIn("submission: vector_sum: missing file exercises/vector_sum/vector_sum.cu", out)
-        self.assertIn("vector_sum MISSING FILE", out)
+        for ex in others:
+            self.assertIn(f"submission: {ex}: missing file exercises/{ex}/{ex}.cu", out)
+            self.assertIn(f"{ex} MISSING FILE", out)
+        self.assertIn("haxpy pass (4/4)", out)
+        self.assertEqual([c[1] for c in self.calls()], ["haxpy"])
         args, kwargs = self.prepare_call
+        self.assertEqual(args[0], TABLE)
         self.assertEqual(args[1], "submission")
 
 

@@ -18,6 +18,8 @@ sys.path.insert(0, str(ROOT / "grader" / "py"))
 from bwlab import build, exercises  # noqa: E402
 from bwlab.grade_runner import KitRunner  # noqa: E402
 
+TABLE = exercises.names(ROOT)   # every exercise: the runner builds them all
+
 # haxpy as declared, but with alpha a double: compiles, cannot link.
 WRONG_SIGNATURE = """\
 #include "haxpy.h"
@@ -49,7 +51,7 @@ class PrebuiltKitCode(unittest.TestCase):
         (subs / "unlinkable" / "exercises" / "haxpy").mkdir(parents=True)
         (subs / "unlinkable" / "exercises" / "haxpy" / "haxpy.cu").write_text(WRONG_SIGNATURE)
         (cls.tmp / "work").mkdir()   # run.py grade's mkdtemp
-        cls.runner = KitRunner(ROOT, cls.tmp / "work", exercises.names(ROOT), build_jobs=2)
+        cls.runner = KitRunner(ROOT, cls.tmp / "work", TABLE, build_jobs=2)
         cls.runner._archs, cls.runner._archs_read = "90", True   # no GPU to ask
         # As run.py grade does: the grader's tree builds while submissions configure.
         setup_error = []
@@ -77,18 +79,19 @@ class PrebuiltKitCode(unittest.TestCase):
         self.assertEqual(self.setup_error, [])
         tree = self.tmp / "work" / "grader" / "build"
         self.assertTrue(self.runner.bwgrade and self.runner.bwgrade.is_file())
-        for lib in ("libbwworker.a", "libbwref.a", "libbw_adapter_haxpy.a", "libbw_adapter_vector_sum.a"):
+        for lib in ("libbwworker.a", "libbwref.a", *(f"libbw_adapter_{ex}.a" for ex in TABLE)):
             self.assertTrue((tree / lib).is_file(), lib)
 
     def test_a_submission_compiles_only_its_own_files(self):
         # Catches BW_PREBUILT_DIR being ignored: the kit's worker code built again
         # in every submission's tree (four nvcc runs more each).
         b = self.built["stubs"]
-        self.assertEqual(sorted(b.workers), ["haxpy", "vector_sum"], b.build)
+        self.assertEqual(sorted(b.workers), sorted(TABLE), b.build)   # every stub compiles
         cmake_files = b.workdir / "build" / "CMakeFiles"
-        for d in ("bwworker.dir", "bwref.dir", "bw_adapter_haxpy.dir", "bwjudge.dir"):
+        for d in ("bwworker.dir", "bwref.dir", "bwjudge.dir", *(f"bw_adapter_{ex}.dir" for ex in TABLE)):
             self.assertFalse((cmake_files / d).exists(), d)
-        self.assertTrue((cmake_files / "bw_worker_haxpy.dir").is_dir())
+        for ex in TABLE:
+            self.assertTrue((cmake_files / f"bw_worker_{ex}.dir").is_dir(), ex)
         # The adapter and the worker's main come from the grader's libraries.
         out = subprocess.run(["nm", "-C", str(b.workers["haxpy"])], capture_output=True,
                              text=True, check=True, env=build.tool_env()).stdout

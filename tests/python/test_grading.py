@@ -31,11 +31,14 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import (child_run, cmd_grade, cmd_merge, grade_batch, grade_runner, gradebook,  # noqa: E402
-                   policy_file, sandbox, scoring, seeds, submission_ids)
+from bwlab import (child_run, cmd_grade, cmd_merge, exercises, grade_batch, grade_runner,  # noqa: E402
+                   gradebook, policy_file, sandbox, scoring, seeds, submission_ids)
 from bwlab.grade_runner import Built, Outcome  # noqa: E402
 
-EXERCISES = ["haxpy", "vector_sum"]
+EXERCISES = ["haxpy", "vector_sum"]   # the records, policies and submissions made here
+# Every exercise of the kit: what run.py grade grades unless --exercises says
+# otherwise, and so what the fake runner builds, as KitRunner builds those it is given.
+TABLE = exercises.names(ROOT)
 SECRET = 0x5EC12E75EED0BEEF   # a test seed, far from the public one
 GROUP_SIZES = {"small": 3, "medium": 3, "large": 2, "special": 2, "huge": 1}
 
@@ -127,12 +130,12 @@ class FakeRunner:
 
     def load(self, path):
         from bwlab import submission
-        return submission.load(path, EXERCISES)
+        return submission.load(path, TABLE)
 
     def build(self, sub, sid, timeout):
         b = Built()
         b.found_at = dict(sub.found_at)
-        for ex in EXERCISES:
+        for ex in TABLE:
             data = sub.files.get(ex)
             if data is None:
                 b.build[ex] = {"state": "missing", "reason": sub.missing.get(ex, "missing")}
@@ -754,17 +757,26 @@ class BatchTests(unittest.TestCase):
             "frank": ("0", "0", "0"),
             "gina": ("0", "79", "79"),           # build hang; 30% -> 9
         }
+        # No submission holds the table's other exercises: each is graded
+        # (run.py grade's default is every exercise), missing, and costs only
+        # its own points.
+        others = [ex for ex in TABLE if ex not in EXERCISES]
         for sid, (h, v, t) in expect.items():
             with self.subTest(sid=sid):
                 r = rows[sid]
                 self.assertEqual((r["haxpy_total"], r["vector_sum_total"], r["total"]), (h, v, t))
+                for ex in others:
+                    self.assertEqual(r[f"{ex}_total"], "0")
+                    self.assertIn(f"{ex}: missing", r["notes"])
         self.assertIn("compile error", rows["dave"]["notes"])
-        self.assertIn("missing", rows["erin"]["notes"])
+        self.assertIn("vector_sum: missing", rows["erin"]["notes"])
+        self.assertNotIn("vector_sum: missing", rows["alice"]["notes"])
         self.assertIn("longer than", rows["erin"]["notes"])
         self.assertIn("not implemented", rows["frank"]["notes"])
         self.assertIn("medium", rows["carol"]["notes"])
-        # progress lines: k/N, elapsed and time left
-        self.assertRegex(text, r"\[6/6\] \w+: [0-9.]+/200 +\(elapsed \d+s, about \d+s left\)")
+        # progress lines: k/N, elapsed and time left; out of 100 points an exercise (policy.ini)
+        self.assertRegex(text, r"\[6/6\] \w+: [0-9.]+/%d +\(elapsed \d+s, about \d+s left\)"
+                         % (100 * len(TABLE)))
         # every output parses
         ET.parse(out / "junit.xml")
         for sid in expect:
@@ -918,8 +930,9 @@ class BatchTests(unittest.TestCase):
         code, text = run_grade(runner, *map(str, [write_sub(self.subs / "a", GOOD)]),
                                "--out", str(self.dir / "s"), "--seed-file", str(self.seed_file))
         self.assertEqual(code, 5, text)     # a missing optional tool: its own exit code
-        self.assertIn("compute-sanitizer was not found, and the policy's memcheck (haxpy, "
-                      "vector_sum) needs it; it is part of the CUDA Toolkit", text)
+        # Every exercise graded (all of the table), in table order.
+        self.assertIn("compute-sanitizer was not found, and the policy's memcheck "
+                      f"({', '.join(TABLE)}) needs it; it is part of the CUDA Toolkit", text)
         self.assertIn("memcheck = none", text)
         self.assertEqual(runner.calls, [])
         self.assertFalse((self.dir / "s").exists())     # nothing written either
@@ -1075,7 +1088,8 @@ class BatchTests(unittest.TestCase):
         junit = ET.parse(self.dir / "p" / "junit.xml").getroot()
         suites = {x.get("name"): x for x in junit.findall("testsuite")}
         self.assertEqual(suites["odd"].get("errors"), "1")
-        self.assertEqual(suites["broken"].get("errors"), "2")     # nothing could be built
+        # nothing could be built: every exercise's correctness is the grader's error
+        self.assertEqual(suites["broken"].get("errors"), str(len(TABLE)))
         self.assertEqual(suites["good"].get("errors"), "0")
 
     def test_no_device_stops_with_exit_3(self):
