@@ -44,6 +44,13 @@
 //                  BW_TILE_ELEMS / BW_BLOCK elements each way)           [256]
 //   BW_THIN        a side this long or shorter gets a tile spanning it  [16]
 //   BW_BATCH       loads a thread issues before it uses the first        [8]
+//   BW_SQUARE_ROWS rows of a tile of a matrix with both sides long (the
+//                  tile's columns: BW_TILE_ELEMS / this)                  [64]
+//   BW_SQUARE_COLS its columns                  [BW_TILE_ELEMS / BW_SQUARE_ROWS]
+//   BW_STORE_HINT  1: stores to out marked evict-first (st.global.cs)     [0]
+//   BW_GROUP       tile order: 0 row by row; g > 0 in bands of g tile rows,
+//                  a band column by column, so that the blocks running at
+//                  once touch g tile rows of in and few rows of out        [0]
 #include "transpose.h"
 
 #include <cstdint>
@@ -62,8 +69,24 @@
 #ifndef BW_BATCH
 #define BW_BATCH 8
 #endif
+#ifndef BW_GROUP
+#define BW_GROUP 128
+#endif
+#ifndef BW_SQUARE_ROWS
+#define BW_SQUARE_ROWS 128
+#endif
+#ifndef BW_SQUARE_COLS
+#define BW_SQUARE_COLS 64
+#endif
+#ifndef BW_STORE_HINT
+#define BW_STORE_HINT 0
+#endif
+#ifndef BW_WIDE
+#define BW_WIDE 0
+#endif
 
-static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192, "BW_TILE_ELEMS: 4096 or 8192");
+static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
+              "BW_TILE_ELEMS: 4096, 8192 or 16384");
 static_assert(BW_BLOCK % 32 == 0 && BW_TILE_ELEMS % BW_BLOCK == 0, "BW_BLOCK: 32k dividing the tile");
 static_assert(BW_THIN >= 1 && BW_THIN <= 32, "BW_THIN: 1 to 32");
 
@@ -108,9 +131,27 @@ struct Walk {
 // Block b moves tile (b / tiles_c, b % tiles_c): rows r0 .. r0 + TR - 1 and
 // columns c0 .. c0 + TC - 1 of in, those inside the matrix. Loads go in
 // batches of G, all G issued before the first is used: bytes in flight.
+// Block b's tile: (b / tiles_c, b % tiles_c) row by row, or with BW_GROUP
+// in bands of BW_GROUP tile rows, each band column by column.
+__device__ __forceinline__ void tile_of(unsigned int b, unsigned int tiles_r, unsigned int tiles_c,
+                                        unsigned int* tr, unsigned int* tc)
+{
+#if BW_GROUP > 0
+    const unsigned int band_tiles = BW_GROUP * tiles_c;
+    const unsigned int band = b / band_tiles, in_band = b - band * band_tiles;
+    const unsigned int height = min((unsigned int)BW_GROUP, tiles_r - band * BW_GROUP);
+    *tc = in_band / height;
+    *tr = band * BW_GROUP + (in_band - *tc * height);
+#else
+    (void)tiles_r;
+    *tr = b / tiles_c;
+    *tc = b - *tr * tiles_c;
+#endif
+}
+
 template <int TR, int TC>
 __global__ void __launch_bounds__(B)
-transpose_kernel(int rows, int cols, unsigned int tiles_c,
+transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
                  const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
 {
     constexpr int P = TC + 2;                    // pitch: (TC + 2) / 2 odd for TC % 4 == 0
@@ -118,9 +159,10 @@ transpose_kernel(int rows, int cols, unsigned int tiles_c,
     static_assert(kPer % G == 0, "the batch must divide a thread's share");
     __shared__ unsigned short tile[TR * P];
 
-    const unsigned int tile_r = blockIdx.x / tiles_c;
+    unsigned int tile_r, tile_c;
+    tile_of(blockIdx.x, tiles_r, tiles_c, &tile_r, &tile_c);
     const int r0 = (int)(tile_r * TR);
-    const int c0 = (int)((blockIdx.x - tile_r * tiles_c) * TC);
+    const int c0 = (int)(tile_c * TC);
     const int h = min(TR, rows - r0), w = min(TC, cols - c0);   // the tile inside the matrix
     const int t = threadIdx.x;
     const unsigned short* src = in + ((long long)r0 * cols + c0);
@@ -148,19 +190,131 @@ transpose_kernel(int rows, int cols, unsigned int tiles_c,
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             const int j = Walk<TC, TR>::row(t, e0 + g), i = Walk<TC, TR>::col(t, e0 + g);
-            if (i < h && j < w)
+            if (i < h && j < w) {
+#if BW_STORE_HINT
+                __stcs(dst + (long long)j * rows + i, tile[i * P + j]);   // evict first
+#else
                 dst[(long long)j * rows + i] = tile[i * P + j];
+#endif
+            }
         }
     }
+}
+
+// The wide kernel, for a matrix with both sides long: global accesses of
+// V = 4 elements (8 bytes), since a copy moved 2 bytes at a time reaches
+// only 66% of cudaMemcpy on the H200, 8 bytes at a time 93%
+// (tests/gpu/probes/access_width.cu). Vectors lie on memory's own 8-byte
+// grid: a tile's piece of a row starts anywhere in a vector. Reading, a
+// vector that reaches into the next tile is read whole (its elements are
+// inside in) and only this tile's elements kept; only at the very ends of in
+// is a vector read element by element. Writing, the vectors wholly inside
+// the piece are stored whole, the one or two it shares with a neighbouring
+// tile element by element (another block writes the rest).
+[[maybe_unused]] constexpr int V = 4;
+using Vec = unsigned long long;
+
+template <int TR, int TC>
+__global__ void __launch_bounds__(B)
+transpose_wide(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, int p_in, int p_out,
+               const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
+{
+    constexpr int P = TC + 1;                     // odd pitch: step 2's lanes, 4 rows apart,
+    __shared__ unsigned short tile[TR * P];       // meet 2 to a bank at most
+    constexpr int kInSlots = TR * (TC / V + 1);   // a row piece spans TC / V + 1 vectors at most
+    constexpr int kOutSlots = TC * (TR / V + 1);
+    constexpr int kInPer = (kInSlots + B - 1) / B;
+    constexpr int kOutPer = (kOutSlots + B - 1) / B;
+
+    unsigned int tile_r, tile_c;
+    tile_of(blockIdx.x, tiles_r, tiles_c, &tile_r, &tile_c);
+    const int r0 = (int)(tile_r * TR), c0 = (int)(tile_c * TC);
+    const int h = min(TR, rows - r0), w = min(TC, cols - c0);
+    const long long total = (long long)rows * cols;
+    const int t = threadIdx.x;
+
+    // 1. in -> shared. Slot q: vector q % (TC/V + 1) of tile row q / (TC/V + 1).
+    Vec v[kInPer];
+#pragma unroll
+    for (int k = 0; k < kInPer; ++k) {
+        const int q = t + k * B, i = q / (TC / V + 1), u = q % (TC / V + 1);
+        v[k] = 0;
+        if (q < kInSlots && i < h) {
+            const long long s = (long long)(r0 + i) * cols + c0;       // the piece's first element
+            const long long g = s - ((s + p_in) & (V - 1)) + (long long)V * u;   // the vector's first
+            if (g < s + w) {
+                if (g >= 0 && g + V <= total) {
+                    v[k] = *reinterpret_cast<const Vec*>(in + g);
+                } else {
+#pragma unroll
+                    for (int m = 0; m < V; ++m)
+                        if (g + m >= 0 && g + m < total)
+                            v[k] |= (Vec)in[g + m] << (16 * m);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < kInPer; ++k) {
+        const int q = t + k * B, i = q / (TC / V + 1), u = q % (TC / V + 1);
+        if (q < kInSlots && i < h) {
+            const long long s = (long long)(r0 + i) * cols + c0;
+            const int c = V * u - (int)((s + p_in) & (V - 1));          // tile column of element 0
+#pragma unroll
+            for (int m = 0; m < V; ++m)
+                if (c + m >= 0 && c + m < w)
+                    tile[i * P + c + m] = (unsigned short)(v[k] >> (16 * m));
+        }
+    }
+    __syncthreads();
+
+    // 2. shared -> out. Slot q: vector q % (TR/V + 1) of out row c0 + q / (TR/V + 1),
+    // which holds tile rows 4u - d .. 4u - d + 3 of tile column j.
+#pragma unroll
+    for (int k = 0; k < kOutPer; ++k) {
+        const int q = t + k * B, j = q / (TR / V + 1), u = q % (TR / V + 1);
+        if (q >= kOutSlots || j >= w)
+            continue;
+        const long long o = (long long)(c0 + j) * rows + r0;           // the piece's first element
+        const int d = (int)((o + p_out) & (V - 1));
+        const int i0 = V * u - d;                                       // tile row of element 0
+        unsigned short* dst = out + (o - d + (long long)V * u);
+        if (i0 >= 0 && i0 + V <= h) {
+            Vec x = 0;
+#pragma unroll
+            for (int m = 0; m < V; ++m)
+                x |= (Vec)tile[(i0 + m) * P + j] << (16 * m);
+            *reinterpret_cast<Vec*>(dst) = x;
+        } else {
+#pragma unroll
+            for (int m = 0; m < V; ++m)
+                if (i0 + m >= 0 && i0 + m < h)
+                    dst[m] = tile[(i0 + m) * P + j];
+        }
+    }
+}
+
+template <int TR, int TC>
+cudaError_t launch_wide(int rows, int cols, const unsigned short* in, unsigned short* out)
+{
+    // Elements of each array past the last 8-byte boundary.
+    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % V);
+    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % V);
+    const long long tiles_c = ((long long)cols + TC - 1) / TC;
+    const long long tiles_r = ((long long)rows + TR - 1) / TR;
+    transpose_wide<TR, TC><<<(unsigned int)(tiles_r * tiles_c), B>>>(
+        rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, p_in, p_out, in, out);
+    return cudaPeekAtLastError();
 }
 
 template <int TR, int TC>
 cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short* out)
 {
     const long long tiles_c = ((long long)cols + TC - 1) / TC;
-    const long long tiles = ((long long)rows + TR - 1) / TR * tiles_c;   // <= rows * cols
-    transpose_kernel<TR, TC><<<(unsigned int)tiles, BW_BLOCK>>>(rows, cols, (unsigned int)tiles_c,
-                                                                in, out);
+    const long long tiles_r = ((long long)rows + TR - 1) / TR;
+    const long long tiles = tiles_r * tiles_c;   // <= rows * cols
+    transpose_kernel<TR, TC><<<(unsigned int)tiles, BW_BLOCK>>>(
+        rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, in, out);
     return cudaPeekAtLastError();
 }
 
@@ -201,5 +355,9 @@ void transpose(int rows, int cols, const nv_bfloat16* in, nv_bfloat16* out)
     else if (cols <= BW_THIN)
         CHECK_CUDA(launch_thin<false>(rows, cols, src, dst));
     else
-        CHECK_CUDA((launch<64, BW_TILE_ELEMS / 64>(rows, cols, src, dst)));
+#if BW_WIDE
+        CHECK_CUDA((launch_wide<BW_SQUARE_ROWS, BW_SQUARE_COLS>(rows, cols, src, dst)));
+#else
+        CHECK_CUDA((launch<BW_SQUARE_ROWS, BW_SQUARE_COLS>(rows, cols, src, dst)));
+#endif
 }

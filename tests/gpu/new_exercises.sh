@@ -12,7 +12,9 @@
 #   bench      each solution against its peer (saxpy and reduce_sum at
 #              2^26+5 and 2^28-1, offsets 0, 1, 7; transpose on its largest
 #              square and an odd tall shape), beside the same run's copy
-#   crosscheck run.py crosscheck for the three, solutions and peers
+#   oldbench   haxpy and vector_sum, solutions and peers, --quick
+#   crosscheck run.py crosscheck for the three, solutions and peers (offset 0;
+#              XOFFSETS=0,1 for more)
 #   probe      tests/gpu/new_exercises_probe.sh: the solutions' knobs
 # The last lines printed are a summary.
 set -uo pipefail
@@ -77,8 +79,16 @@ bench)
     grep -h -E "not_recomputed|timing_mismatch|impossible|wrong" "$LOG"/bench_*.txt | head -5
     note "bench: see above"
     ;;
+oldbench)
+    # haxpy and vector_sum through the same benchmark (its per-call hash changed)
+    timed 200 python3 run.py benchmark haxpy vector_sum --solutions --peers --quick --no-why \
+        --json "$LOG/bench_old.json" > "$LOG/bench_old.txt" 2>&1
+    python3 tests/gpu/bench_tables.py "$LOG/bench_old.json" 2>&1 | tail -16
+    note "oldbench: $(grep -c ' ok$' "$LOG/bench_old.txt") rows ok, $(grep -c -E 'timing_mismatch|not_recomputed|impossible' "$LOG/bench_old.txt") refused"
+    ;;
 crosscheck)
-    timed 560 python3 run.py crosscheck $NEW --solutions --peers --json "$LOG/crosscheck.json" > "$LOG/crosscheck.txt" 2>&1
+    timed 560 python3 run.py crosscheck $NEW --solutions --peers --offsets ${XOFFSETS:-0} \
+        --json "$LOG/crosscheck.json" > "$LOG/crosscheck.txt" 2>&1
     grep -E "rows agree|crosscheck:|ratio" "$LOG/crosscheck.txt" | tail -12
     note "crosscheck: $(tail -1 "$LOG/crosscheck.txt")"
     ;;

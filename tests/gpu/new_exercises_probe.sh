@@ -25,6 +25,9 @@ sol:saxpy:solutions/saxpy/saxpy.cu:
 reg:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0
 stg:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGED_BELOW_MHZ=100000
 stg1536:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGED_BELOW_MHZ=100000,-DBW_STAGE_ELEMS=1536
+regv2:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0,-DBW_VECS_PER_THREAD=2
+regb512:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0,-DBW_BLOCK=512
+regb256:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0,-DBW_BLOCK=256
 cub:saxpy:grader/peers/saxpy_cub.cu:
 sol:reduce_sum:solutions/reduce_sum/reduce_sum.cu:
 v2:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_VECS_PER_THREAD=2
@@ -33,11 +36,16 @@ b256x8:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_BLOCK=256,-DBW_BLOCKS_
 atomics:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_ATOMICS=1
 cub:reduce_sum:grader/peers/reduce_sum_cub.cu:
 sol:transpose:solutions/transpose/transpose.cu:
-t4096:transpose:solutions/transpose/transpose.cu:-DBW_TILE_ELEMS=4096
-b512:transpose:solutions/transpose/transpose.cu:-DBW_BLOCK=512
-b128:transpose:solutions/transpose/transpose.cu:-DBW_BLOCK=128
-t4096b128:transpose:solutions/transpose/transpose.cu:-DBW_TILE_ELEMS=4096,-DBW_BLOCK=128
-"
+w64:transpose:solutions/transpose/transpose.cu:-DBW_SQUARE_ROWS=64
+wg0:transpose:solutions/transpose/transpose.cu:-DBW_GROUP=0
+wg32:transpose:solutions/transpose/transpose.cu:-DBW_GROUP=32
+w128c128:transpose:solutions/transpose/transpose.cu:-DBW_SQUARE_COLS=128
+scalar:transpose:solutions/transpose/transpose.cu:-DBW_WIDE=0"
+# ONLY="saxpy transpose": just those exercises' implementations.
+if [ -n "${ONLY:-}" ]; then
+    IMPLS=$(for line in $IMPLS; do IFS=: read -r _ ex _ _ <<< "$line"
+        case " $ONLY " in *" $ex "*) echo "$line" ;; esac; done)
+fi
 # Sizes: all for sol and cub; the first VAR_SIZES of each for the variants.
 declare -A SIZES=(
   [saxpy]="268435455 67108869"
