@@ -582,6 +582,36 @@ static void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
     row->clock_ms = row->charged_ms = row->allowed_ms = NAN;
 }
 
+/* The preparation the clock compares varies between two runs of one row
+ * by up to 0.17 ms on the H200 (docs/SECURITY.md): a row the clock
+ * refused is timed once more, in a fresh worker beside a fresh calibration,
+ * and stays refused only if it fails again (a forged timing fails every
+ * time). Under a profiler the clock judges nothing. */
+static void retry_if_clock_refused(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
+                                   const sampling *s, const bw_bench_report *rep,
+                                   bw_bench_row *row)
+{
+    if (!row->rule || strcmp(row->rule, RULE_CLOCK) != 0 || o->profile_calls != 0)
+        return;
+    char *first_detail = row->detail;
+    row->detail = NULL;
+    init_row(row, o->ex, (row_spec){{row->rows, row->rows > 0 ? row->cols : row->n}, row->offset});
+    row->status = NULL;
+    bw_reply r;
+    if (measure_row(run, base, o, s, row, 1, &r) == 0)
+        judge_row(&r, s, rep, row);
+    row->clock_retried = 1;
+    if (strcmp(row->status, "timing_mismatch") == 0 && first_detail) {
+        char *both = bw_format_alloc("%s (and the first time: %s)", row->detail ? row->detail : "",
+                                     first_detail);
+        if (both) {
+            free(row->detail);
+            row->detail = both;
+        }
+    }
+    free(first_detail);
+}
+
 /* Which rows fit (the images, a device copy of each array's data, and the
  * L2 flush buffer, taken as twice the L2): status NULL, to be measured, or
  * "skipped" with the reason. *largest: the bytes of the largest that fits. */
@@ -754,12 +784,16 @@ int bw_bench_main(const bw_bench_opts *o)
     }
     bw_report_bench_table_head(out, &rep);
     int bad = 0;
-    if (first_measured)
+    if (first_measured) {
         judge_row(&first_reply, &s, &rep, &rows[first]);
+        retry_if_clock_refused(run, base, o, &s, &rep, &rows[first]);
+    }
     for (int i = 0; i < n_rows; i++) {
         bw_reply r;
-        if (!rows[i].status && measure_row(run, base, o, &s, &rows[i], 1, &r) == 0)
+        if (!rows[i].status && measure_row(run, base, o, &s, &rows[i], 1, &r) == 0) {
             judge_row(&r, &s, &rep, &rows[i]);
+            retry_if_clock_refused(run, base, o, &s, &rep, &rows[i]);
+        }
         bw_report_bench_row(out, &rows[i]);
         bad |= strcmp(rows[i].status, "ok") != 0 && strcmp(rows[i].status, "skipped") != 0;
     }

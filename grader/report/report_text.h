@@ -77,6 +77,7 @@ typedef struct {
     /* The grader's own clock (bench_witness.h): medians per sample, ms, of
      * the student's worker and of the baseline worker on the same row */
     int clocked;                    /* these fields are filled */
+    int clock_retried;              /* timed a second time after the clock refused it */
     int clock_samples, base_clock_samples;
     double span_ms, prep_ms, base_span_ms, base_prep_ms;
     double clock_ms, charged_ms, allowed_ms; /* bench_witness.h's verdict; NAN: none */

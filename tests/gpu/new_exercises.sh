@@ -13,6 +13,7 @@
 #              2^26+5 and 2^28-1, offsets 0, 1, 7; transpose on its largest
 #              square and an odd tall shape), beside the same run's copy
 #   oldbench   haxpy and vector_sum, solutions and peers, --quick
+#   forge      corpus forges_timing (vetting bypassed): still refused by the clock
 #   crosscheck run.py crosscheck for the three, solutions and peers (offset 0;
 #              XOFFSETS=0,1 for more)
 #   probe      tests/gpu/new_exercises_probe.sh: the solutions' knobs
@@ -85,6 +86,13 @@ oldbench)
         --json "$LOG/bench_old.json" > "$LOG/bench_old.txt" 2>&1
     python3 tests/gpu/bench_tables.py "$LOG/bench_old.json" 2>&1 | tail -16
     note "oldbench: $(grep -c ' ok$' "$LOG/bench_old.txt") rows ok, $(grep -c -E 'timing_mismatch|not_recomputed|impossible' "$LOG/bench_old.txt") refused"
+    ;;
+forge)
+    # the clock's retry must not let a forged timing through (corpus forges_timing)
+    BWLAB_UNSAFE_SKIP_VET=1 timed 200 python3 run.py benchmark haxpy --quick --no-why \
+        --submission tests/corpus/forges_timing --json "$LOG/forge.json" > "$LOG/forge.txt" 2>&1
+    grep -E "timing_mismatch|grader's own clock|first time" "$LOG/forge.txt" | head -6
+    note "forge: $(grep -c timing_mismatch "$LOG/forge.txt") timing_mismatch lines"
     ;;
 crosscheck)
     timed 560 python3 run.py crosscheck $NEW --solutions --peers --offsets ${XOFFSETS:-0} \
