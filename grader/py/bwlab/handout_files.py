@@ -43,6 +43,7 @@ DENY = (
     "solutions/",
     "grader/instructor/",
     "docs/INSTRUCTORS.md",
+    "docs/exercise_template/",    # instructors' material, with a working solution
     "docs/slurm/",
     "docs/ci/",
     # Tests of the instructor side: they need solutions/ or grader/instructor/.
@@ -53,6 +54,7 @@ DENY = (
     "tests/python/test_grades_data.py",      # reads tests/data/grades_h100 (not shipped)
     "tests/python/test_verdicts_record.py",  # reads tests/data/verdicts (not shipped)
     "tests/python/test_slurm_array.py",
+    "tests/python/test_exercise_template.py",  # reads docs/exercise_template (not shipped)
     "tests/python/test_arch_matrix.py",   # builds solutions/ with tests/arch_matrix.py (not shipped)
     "tests/slurm/",
     "tests/data/grades_h100/",
