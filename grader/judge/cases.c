@@ -1,8 +1,9 @@
 /* The case table. Everything is derived from the seed with a splitmix64
  * generator, so the same seed always yields the same list and `--case K`
  * can rebuild case K by regenerating the list. This file holds the
- * elementwise table and what every shape shares; a reduction's and a
- * matrix's tables are in cases_reduction.c and cases_matrix.c. */
+ * elementwise and reduction tables (a reduction takes the elementwise
+ * lengths and offsets, with values of its own) and what every shape
+ * shares; a matrix's table is in cases_matrix.c. */
 #include "cases_build.h"
 
 static const int64_t small_lengths[] = {

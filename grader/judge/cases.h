@@ -46,7 +46,7 @@ typedef struct {
     int count;
 } bw_case_list;
 
-/* The cases of ex's shape (cases.c, cases_reduction.c, cases_matrix.c).
+/* The cases of ex's shape (cases.c, cases_matrix.c).
  * hidden != 0 adds the instructor's extra cases (after the public ones, so
  * public case indices do not move). Returns 0, or -1 on allocation failure. */
 int bw_cases_generate(const bw_exercise *ex, uint64_t seed, int hidden, bw_case_list *out);

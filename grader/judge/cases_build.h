@@ -1,5 +1,5 @@
 /* The pieces every shape's case table is built with (cases.c,
- * cases_reduction.c, cases_matrix.c): a splitmix64 stream, and the list
+ * cases_matrix.c): a splitmix64 stream, and the list
  * being built. Private to the judge's case generators. */
 #ifndef BWLAB_CASES_BUILD_H
 #define BWLAB_CASES_BUILD_H

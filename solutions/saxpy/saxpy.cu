@@ -18,9 +18,15 @@
 // flush them), and fmaf is never split into a multiply and an add.
 //
 // Compile-time knobs (try variants with -D, e.g. -DBW_VECS_PER_THREAD=2).
-// Not yet measured for saxpy: the defaults are haxpy's (docs/BENCHMARKS.md),
-// with tiles of the same size in bytes; tests/gpu/new_exercises_probe.sh
-// times them against CUB:
+// The defaults are haxpy's (docs/BENCHMARKS.md), with tiles of the same size
+// in bytes. Measured for saxpy on the H200 only (no H100 was available;
+// tests/gpu/new_exercises_probe.sh, docs/BENCHMARKS.md): the register kernel
+// the clock rule picks there, 4,399-4,409 GB/s at 2^28 - 1, offsets 0, 1, 7
+// (CUB 4,358-4,408 in the same process); the staged kernel forced there
+// 4,332-4,342 (768-element tiles) and 4,368-4,371 (1536); at 2^26 + 5, 256 or
+// 512 threads 0.4-0.6% and 2 vectors per thread 0.9% slower than the
+// defaults. The staged branch, for the H100, is haxpy's rule, unmeasured for
+// saxpy:
 //   BW_STAGING          how a block's tile reaches the SM                [2]
 //                       0: each thread loads its vectors into registers;
 //                       1: the copy engine fetches the tile of both inputs

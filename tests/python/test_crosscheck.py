@@ -48,6 +48,20 @@ class CrossCheckTests(unittest.TestCase):
         self.assertAlmostEqual(rows[1].ratio, 1.001)
         self.assertTrue(all(r.ok for r in rows), [r.verdict for r in rows])
 
+    def test_kernel_names_keep_their_namespace_and_lose_the_rest(self):
+        # ncu's names of a template kernel in an anonymous namespace (the
+        # transpose solution's came out as "void" before).
+        for full, short in [
+                ("void <unnamed>::tile_kernel<128, 64>(const unsigned short *, int)",
+                 "<unnamed>::tile_kernel"),
+                ("<unnamed>::reduce_sum_kernel(int, const __nv_bfloat16 *, float *)",
+                 "<unnamed>::reduce_sum_kernel"),
+                ("void (anonymous namespace)::k<1>(int)", "(anonymous namespace)::k"),
+                ("void cub::CUB_300000_SM_900::detail::transform::transform_kernel<P>(int)",
+                 "cub::CUB_300000_SM_900::detail::transform::transform_kernel"),
+                ("copy_kernel", "copy_kernel")]:
+            self.assertEqual(crosscheck.short_name(full), short)
+
     def test_ncu_figure_is_the_median_call(self):
         durations = [510_000, 500_000, 900_000, 505_000, 495_000]   # one outlier call
         text = csv_of(*[kernel_line(i, 7, "k", d) for i, d in enumerate(durations)])

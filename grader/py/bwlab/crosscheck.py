@@ -96,15 +96,25 @@ def _int(x: float | None) -> int | None:
 
 
 def short_name(name: str) -> str:
-    """A kernel's name without its template arguments and parameters."""
-    cut = len(name)
+    """A kernel's name without its return type, template arguments and
+    parameters: "void <unnamed>::tile<128, 64>(const T *, T *)" ->
+    "<unnamed>::tile". An anonymous namespace's own brackets are part of the
+    name, not a template's or a parameter list's."""
+    marks = {"<unnamed>": "\x01", "(anonymous namespace)": "\x02"}
+    s = name
+    for text, mark in marks.items():
+        s = s.replace(text, mark)
+    cut = len(s)
     for ch in "<(":
-        i = name.find(ch)
+        i = s.find(ch)
         if i > 0:
             cut = min(cut, i)
-    base = name[:cut].strip()
+    base = s[:cut].strip()
     # "void ns::kernel" -> "ns::kernel"
-    return base.split(" ")[-1] if base else name
+    base = base.split(" ")[-1] if base else ""
+    for text, mark in marks.items():
+        base = base.replace(mark, text)
+    return base or name
 
 
 def kernels_by_process(csv_text: str) -> dict[str, list[Kernel]]:
