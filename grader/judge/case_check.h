@@ -39,6 +39,20 @@ void bw_fill_unwritten(bw_type t, void *p, int64_t len, int whole);
  * check reports depends on neither the thread count nor the chunking. */
 int64_t bw_check_parts(int64_t n, int64_t *part_len, int64_t *per_thread);
 
+/* Those parts as an array of *count records of part_size bytes, or `one`
+ * (the caller's single record, the whole span its part) when there is one
+ * part or no memory for more. Release with bw_check_parts_free. */
+void *bw_check_parts_alloc(int64_t n, size_t part_size, void *one, int64_t *count,
+                           int64_t *part_len, int64_t *per_thread);
+void bw_check_parts_free(void *parts, void *one);
+
+/* Every array the function reads, but the output, must come back bit for
+ * bit: elements [b, b + len) of the span (data[k] holds element e0 of array
+ * k) against their regenerated values regen[k]. Adds the bytes that differ
+ * to changed[k] and sets first[k], if still -1, to the first such element. */
+void bw_check_inputs_kept(const bw_exercise *ex, void *const *regen, const uint8_t *const *data,
+                          int64_t e0, int64_t b, int64_t len, int64_t *changed, int64_t *first);
+
 /* Each shape's check of one span, adding to k (hash_only: the output's race
  * hash alone). */
 void bw_check_elementwise(bw_case_check *k, const bw_span *s);

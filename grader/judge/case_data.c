@@ -57,6 +57,42 @@ int64_t bw_check_parts(int64_t n, int64_t *part_len, int64_t *per_thread)
     return (n + *part_len - 1) / *part_len;
 }
 
+void *bw_check_parts_alloc(int64_t n, size_t part_size, void *one, int64_t *count,
+                           int64_t *part_len, int64_t *per_thread)
+{
+    *count = bw_check_parts(n, part_len, per_thread);
+    void *parts = *count > 1 ? malloc((size_t)*count * part_size) : one;
+    if (!parts) {
+        parts = one;
+        *part_len = n;
+        *count = 1;
+    }
+    return parts;
+}
+
+void bw_check_parts_free(void *parts, void *one)
+{
+    if (parts != one)
+        free(parts);
+}
+
+void bw_check_inputs_kept(const bw_exercise *ex, void *const *regen, const uint8_t *const *data,
+                          int64_t e0, int64_t b, int64_t len, int64_t *changed, int64_t *first)
+{
+    for (int k = 0; k < ex->n_arrays; k++) {
+        if (k == ex->output || !bw_exercise_is_input(ex, k))
+            continue;
+        int eb = bw_type_bytes(ex->arrays[k].type);
+        int64_t at = -1;
+        int64_t n = bw_count_changed_bytes(regen[k], data[k] + (b - e0) * eb, len, eb, &at, 1);
+        if (n > 0) {
+            changed[k] += n;
+            if (first[k] < 0)
+                first[k] = b + at;
+        }
+    }
+}
+
 void bw_fill_unwritten(bw_type t, void *p, int64_t len, int whole)
 {
     /* A reduction's result: a finite fill (case_data.h says why). */

@@ -1,7 +1,6 @@
 /* An elementwise exercise's check of one span (case_check.h): regenerate
  * each block's inputs, compare the input arrays with them, run the
  * reference on them, compare the output with the tolerance of validate.h. */
-#include <stdlib.h>
 #include <string.h>
 #include "case_check.h"
 #include "image_hash.h"
@@ -63,20 +62,7 @@ static void check_range(const job *j, int64_t begin, int64_t end, part *p)
         if (j->hash_only)
             continue;
         bw_inputs_fill_range(ex, c, regen, b, b + len);
-        /* Inputs other than the output must come back bit for bit. */
-        for (int k = 0; k < ex->n_arrays; k++) {
-            if (k == out_k || !bw_exercise_is_input(ex, k))
-                continue;
-            int eb = bw_type_bytes(ex->arrays[k].type);
-            int64_t first = -1;
-            int64_t changed =
-                bw_count_changed_bytes(in[k], j->data[k] + (b - j->e0) * eb, len, eb, &first, 1);
-            if (changed > 0) {
-                p->changed[k] += changed;
-                if (p->first[k] < 0)
-                    p->first[k] = b + first;
-            }
-        }
+        bw_check_inputs_kept(ex, regen, j->data, j->e0, b, len, p->changed, p->first);
         /* The reference works on the arrays as the student's function would:
          * inputs as generated, the output holding its input when in place. */
         if (ex->in_place)
@@ -113,18 +99,12 @@ void bw_check_elementwise(bw_case_check *k, const bw_span *s)
     j.e1 = s->e1;
     for (int a = 0; a < ex->n_arrays; a++)
         j.data[a] = bw_span_data(d, s, a);
-    int64_t per_thread;
-    int64_t nparts = bw_check_parts(s->e1 - s->e0, &j.part_len, &per_thread);
+    int64_t nparts, per_thread;
     part one;
-    if (nparts > 0) {
-        j.parts = nparts > 1 ? malloc((size_t)nparts * sizeof *j.parts) : &one;
-        if (!j.parts) {   /* no memory for the partials: one part, one thread */
-            j.parts = &one;
-            j.part_len = s->e1 - s->e0;
-            nparts = 1;
-        }
+    j.parts = bw_check_parts_alloc(s->e1 - s->e0, sizeof one, &one, &nparts, &j.part_len,
+                                   &per_thread);
+    if (nparts > 0)
         parallel_for(nparts, d->threads, per_thread, check_parts, &j);
-    }
     for (int64_t p = 0; p < nparts; p++) {
         const part *pt = &j.parts[p];
         bw_compare_merge(&k->out, &pt->out);
@@ -136,6 +116,5 @@ void bw_check_elementwise(bw_case_check *k, const bw_span *s)
         k->output_moved |= pt->output_moved;
         k->out_hash += pt->hash;
     }
-    if (j.parts != &one)
-        free(j.parts);
+    bw_check_parts_free(j.parts, &one);
 }

@@ -4,7 +4,6 @@
  * wrong element is also tested against a plain copy, against the same rule
  * with rows and cols swapped, and for where its source lies (whole tiles or
  * the ragged edge). */
-#include <stdlib.h>
 #include <string.h>
 #include "case_check.h"
 #include "image_hash.h"
@@ -124,18 +123,12 @@ void bw_check_matrix(bw_case_check *k, const bw_span *s)
     j.e1 = s->e1;
     j.in = bw_span_data(d, s, j.in_k);
     j.out = bw_span_data(d, s, j.out_k);
-    int64_t per_thread;
-    int64_t nparts = bw_check_parts(s->e1 - s->e0, &j.part_len, &per_thread);
+    int64_t nparts, per_thread;
     part one;
-    if (nparts > 0) {
-        j.parts = nparts > 1 ? malloc((size_t)nparts * sizeof *j.parts) : &one;
-        if (!j.parts) {
-            j.parts = &one;
-            j.part_len = s->e1 - s->e0;
-            nparts = 1;
-        }
+    j.parts = bw_check_parts_alloc(s->e1 - s->e0, sizeof one, &one, &nparts, &j.part_len,
+                                   &per_thread);
+    if (nparts > 0)
         parallel_for(nparts, d->threads, per_thread, check_parts, &j);
-    }
     for (int64_t p = 0; p < nparts; p++) {
         const part *pt = &j.parts[p];
         bw_compare_merge(&k->out, &pt->out);
@@ -148,6 +141,5 @@ void bw_check_matrix(bw_case_check *k, const bw_span *s)
             k->shape.interior_bad[q] += pt->shape.interior_bad[q];
         k->out_hash += pt->hash;
     }
-    if (j.parts != &one)
-        free(j.parts);
+    bw_check_parts_free(j.parts, &one);
 }

@@ -4,7 +4,6 @@
  * (reference/rule.h); the result, one element, is read where its span holds
  * it. Once every span is in, the result is judged against the exact sum. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "case_check.h"
 #include "image_hash.h"
@@ -89,19 +88,7 @@ static void check_range(const job *j, int64_t begin, int64_t end, part *p)
     for (int64_t b = begin; b < end; b += CHECK_BLOCK) {
         int64_t len = end - b < CHECK_BLOCK ? end - b : CHECK_BLOCK;
         bw_inputs_fill_range(ex, &j->d->c, regen, b, b + len);
-        for (int k = 0; k < ex->n_arrays; k++) {
-            if (!bw_exercise_is_input(ex, k))
-                continue;
-            int eb = bw_type_bytes(ex->arrays[k].type);
-            int64_t first = -1;
-            int64_t changed =
-                bw_count_changed_bytes(in[k], j->data[k] + (b - j->e0) * eb, len, eb, &first, 1);
-            if (changed > 0) {
-                p->changed[k] += changed;
-                if (p->first[k] < 0)
-                    p->first[k] = b + first;
-            }
-        }
+        bw_check_inputs_kept(ex, regen, j->data, j->e0, b, len, p->changed, p->first);
         for (int64_t i = 0; i < len; i++) {
             double v[BW_MAX_ARRAYS];
             int n_in = 0;
@@ -151,18 +138,12 @@ void bw_check_reduction(bw_case_check *k, const bw_span *s)
     j.e1 = s->e1;
     for (int a = 0; a < ex->n_arrays; a++)
         j.data[a] = bw_span_data(d, s, a);
-    int64_t per_thread;
-    int64_t nparts = bw_check_parts(s->e1 - s->e0, &j.part_len, &per_thread);
+    int64_t nparts, per_thread;
     part one;
-    if (nparts > 0) {
-        j.parts = nparts > 1 ? malloc((size_t)nparts * sizeof *j.parts) : &one;
-        if (!j.parts) {
-            j.parts = &one;
-            j.part_len = s->e1 - s->e0;
-            nparts = 1;
-        }
+    j.parts = bw_check_parts_alloc(s->e1 - s->e0, sizeof one, &one, &nparts, &j.part_len,
+                                   &per_thread);
+    if (nparts > 0)
         parallel_for(nparts, d->threads, per_thread, check_parts, &j);
-    }
     for (int64_t p = 0; p < nparts; p++) {
         merge_facts(&k->facts, &j.parts[p].facts);
         for (int a = 0; a < ex->n_arrays; a++) {
@@ -171,8 +152,7 @@ void bw_check_reduction(bw_case_check *k, const bw_span *s)
                 k->first[a] = j.parts[p].first[a];
         }
     }
-    if (j.parts != &one)
-        free(j.parts);
+    bw_check_parts_free(j.parts, &one);
 }
 
 void bw_check_reduction_finish(const bw_case_check *k, bw_case_result *r)

@@ -17,6 +17,9 @@
 #   crosscheck run.py crosscheck for the three, solutions and peers (offset 0;
 #              XOFFSETS=0,1 for more)
 #   probe      tests/gpu/new_exercises_probe.sh: the solutions' knobs
+#   template   docs/exercise_template's recipe in a scratch copy of the kit
+#              (as tests/python/test_exercise_template.py does on the CPU),
+#              then the new exercise's solution and stub on this GPU
 # The last lines printed are a summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -99,6 +102,19 @@ crosscheck)
         --json "$LOG/crosscheck.json" > "$LOG/crosscheck.txt" 2>&1
     grep -E "rows agree|crosscheck:|ratio" "$LOG/crosscheck.txt" | tail -12
     note "crosscheck: $(tail -1 "$LOG/crosscheck.txt")"
+    ;;
+template)
+    T=$(mktemp -d "${TMPDIR:-/tmp}/bwlab-template.XXXXXX")
+    tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$T"
+    awk '/exercise-template-recipe/ {on=1; next} on && /^```sh/ {inside=1; next}
+         inside && /^```/ {exit} inside' docs/exercise_template/README.md |
+        sed 's/^name=my_exercise$/name=toy_scale/' > "$T/recipe.sh"
+    ( cd "$T" && bash -eu recipe.sh && rm recipe.sh &&
+      timed 300 python3 run.py test toy_scale --all --solutions > "$LOG/template.txt" 2>&1
+      timed 120 python3 run.py test toy_scale >> "$LOG/template.txt" 2>&1 )
+    grep -E "^[0-9]+ exercises?:" "$LOG/template.txt"
+    note "template: $(grep -E '^[0-9]+ exercises?:' "$LOG/template.txt" | tr '\n' ';')"
+    rm -rf "$T"
     ;;
 probe)
     timed 540 bash tests/gpu/new_exercises_probe.sh "$LOG/probe" > "$LOG/probe.txt" 2>&1
