@@ -126,7 +126,7 @@ typedef struct {
     int32_t flush_l2;            /* evict L2 before every sample */
     /* BENCH: every call (warmup and timed) gets its arrays rotated by a fresh
      * amount, and its output is hashed against the first, validated call, so a
-     * call that skips or shortens its work is noticed (see bench_timing.c). */
+     * call that skips or shortens its work is noticed (see bench_student.c). */
     uint64_t rotate_seed;        /* the rotation amounts' seed; must not be 0 */
     uint64_t hash_key;           /* keys the output hash (bw_output_hash in mix64.h) */
     /* BENCH, an exercise whose result is one value (a reduction): instead of

@@ -1,7 +1,8 @@
 /* What a test or bench run found, and its student-facing text form.
- * The structures here are filled by test_mode.c / bench_mode.c and read by
- * both report writers (text here, JSON in report_json.h); the writers only
- * format, so they can be tested on made-up results. */
+ * The structures here are filled by test_mode.c / bench_mode.c (and
+ * bench_rows.c) and read by both report writers (text here, JSON in
+ * report_json.h); the writers only format, so they can be tested on made-up
+ * results. */
 #ifndef BWLAB_REPORT_TEXT_H
 #define BWLAB_REPORT_TEXT_H
 

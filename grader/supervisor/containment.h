@@ -35,7 +35,7 @@ int bw_contain_enabled(void);
 
 bw_containment bw_contain_report(void);
 
-/* ---- for supervisor.c ---- */
+/* ---- for the supervisor's worker_start.c and worker_end.c ---- */
 
 /* How one worker is started; filled by bw_contain_plan in the parent. */
 typedef struct {

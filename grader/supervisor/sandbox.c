@@ -1,4 +1,4 @@
-/* See sandbox.h. Only builds a command line: supervisor.c runs it. */
+/* See sandbox.h. Only builds a command line: worker_start.c runs it. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 

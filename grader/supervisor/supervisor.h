@@ -1,6 +1,9 @@
 /* Running student code in a worker process: start, call with a time limit,
  * notice crashes and hangs, capture (capped) stdout/stderr, restart. The
- * grader process itself never loads student code or initializes CUDA. */
+ * grader process itself never loads student code or initializes CUDA.
+ * Starting a worker is worker_start.c (its environment worker_env.c),
+ * talking to it worker_call.c, ending it worker_end.c; what they share is
+ * worker_process.h. */
 #ifndef BWLAB_SUPERVISOR_H
 #define BWLAB_SUPERVISOR_H
 #include <stddef.h>

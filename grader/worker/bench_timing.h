@@ -1,6 +1,7 @@
 /* BENCH and COPY_BENCH in the worker: time many calls with CUDA events,
  * each from freshly rotated arrays and (optionally) a cold L2, until the mean is
- * known well enough. Both requests share one sampling loop. */
+ * known well enough. Both requests share one sampling loop (bench_timing.c);
+ * BENCH is bench_student.c, COPY_BENCH bench_copy.c. */
 #ifndef BWLAB_BENCH_TIMING_H
 #define BWLAB_BENCH_TIMING_H
 #include <stdint.h>

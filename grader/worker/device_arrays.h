@@ -1,7 +1,7 @@
 /* The worker's device copies of the array images: one cudaMalloc allocation
  * per image (guard zones included). A RUN fills and empties them chunk by
  * chunk (run_chunks.c); BENCH copies whole images from and to the shared
- * memory (bench_timing.c). Plain C on the CUDA runtime API. */
+ * memory (bench_student.c). Plain C on the CUDA runtime API. */
 #ifndef BWLAB_DEVICE_ARRAYS_H
 #define BWLAB_DEVICE_ARRAYS_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Device helpers of the benchmark's per-call check (bench_timing.c): before
+/* Device helpers of the benchmark's per-call check (bench_student.c): before
  * each call every array is rewritten from its pristine copy, rotated by a
  * fresh amount r (bw_array_geom says along which axis), and after it the
  * arrays are hashed keyed by each element's unrotated position, so a call

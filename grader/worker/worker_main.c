@@ -1,6 +1,6 @@
 /* The worker: the process that owns the GPU and runs student code.
  *
- * Started by the supervisor (grader/supervisor/supervisor.c) with the channel and the
+ * Started by the supervisor (grader/supervisor/worker_start.c) with the channel and the
  * shared-memory segments on the descriptors named by BWLAB_CHANNEL_FD and
  * BWLAB_SHM_FD. It answers one fixed-size bw_reply per bw_request (QUIT has
  * no answer). After a reply with status BW_REP_CUDA_ERROR it exits: the

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds tests/gpu/probes/new_exercises_probe.cu once per implementation of
-# saxpy, reduce_sum and transpose (the solutions with their default knobs, a
-# few knob variants, the CUB peers), checks each against the probe's CPU
-# reference and times it next to a device-to-device copy of the same bytes,
-# measured in the same process. Prints one table at the end; full logs stay
-# in LOGDIR.
+# Builds tests/gpu/probes/new_exercises_probe.cu (with the exercise's part,
+# new_exercises_probe_EX.cu) once per implementation of saxpy, reduce_sum and
+# transpose (the solutions with their default knobs, a few knob variants, the
+# CUB peers), checks each against the probe's CPU reference and times it
+# next to a device-to-device copy of the same bytes, measured in the same
+# process. Prints one table at the end; full logs stay in LOGDIR.
 #   bash tests/gpu/new_exercises_probe.sh [LOGDIR]
 #   BUILD_ONLY=1 bash tests/gpu/new_exercises_probe.sh   (compile only: no GPU needed)
 #   ARCH=90   QUICK=1 (skip the GiB-sized checks)   TIME_ALL=1 (variants at every size)
@@ -61,7 +61,8 @@ jobs_max=$(nproc 2>/dev/null || echo 4)
 build_one() {   # label ex src flags
     local label=$1 ex=$2 src=$3 flags=${4//,/ }
     nvcc -O3 -std=c++17 -arch=sm_$ARCH -Xcompiler=-Wall,-Wextra $flags "$(define "$ex")" \
-        -DPROBE_LABEL="\"$label\"" -Iexercises/"$ex" tests/gpu/probes/new_exercises_probe.cu "$src" \
+        -DPROBE_LABEL="\"$label\"" -Iexercises/"$ex" tests/gpu/probes/new_exercises_probe.cu \
+        tests/gpu/probes/new_exercises_probe_"$ex".cu "$src" \
         -o "$B/${ex}_$label" > "$LOG/build_${ex}_$label.txt" 2>&1 \
         || echo "BUILD FAILED: $ex $label (log: $LOG/build_${ex}_$label.txt)"
 }

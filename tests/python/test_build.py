@@ -159,7 +159,7 @@ class FakeCmake(unittest.TestCase):
         self._env = mock.patch.dict(os.environ, env)
         self._env.start()
         os.environ.pop("BWLAB_BUILD_DIR", None)
-        # The fake CMake leaves no object files to vet (test_vet.py covers vetting).
+        # The fake CMake leaves no object files to vet (test_vet_*.py cover vetting).
         from bwlab import vet
         self._vet = mock.patch.object(vet, "vet_built", return_value=None)
         self._vet.start()

@@ -38,7 +38,10 @@ if ZERO_SCRIPT.is_file():
     _spec.loader.exec_module(handout_zero)
 
 FAKE_SEED = 7_338_129_044_517_610_923      # a made-up secret for these tests
-INSTRUCTOR_TESTS = ("tests/python/test_grading.py", "tests/python/test_handout_pack.py",
+INSTRUCTOR_TESTS = ("tests/python/grading_fixtures.py", "tests/python/test_grading_scoring.py",
+                    "tests/python/test_grading_formats.py", "tests/python/test_grading_batch.py",
+                    "tests/python/test_grading_isolation.py", "tests/python/test_grading_lanes.py",
+                    "tests/python/test_layout.py", "tests/python/test_handout_pack.py",
                     "tests/python/test_e2e_grade_gpu.py", "tests/python/test_class_report.py")
 
 
@@ -308,7 +311,7 @@ class FakeKitTests(unittest.TestCase):
             "solutions/haxpy/haxpy.cu": "// the answer\n",
             "grader/instructor/secret_seed": f"{FAKE_SEED}\n",
             "grader/instructor/policy.ini": "[all]\nperformance_points = 40 ; this course\n",
-            "tests/python/test_grading.py": "", "tests/python/test_public.py": "",
+            "tests/python/test_grading_batch.py": "", "tests/python/test_public.py": "",
             "docs/INSTRUCTORS.md": "x", "docs/ARCHITECTURE.md": "y",
             "build/bwgrade": "binary", "grades/alice.json": "{}", "stray.txt": "z",
         }

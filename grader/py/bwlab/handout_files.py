@@ -47,7 +47,13 @@ DENY = (
     "docs/slurm/",
     "docs/ci/",
     # Tests of the instructor side: they need solutions/ or grader/instructor/.
-    "tests/python/test_grading.py",
+    "tests/python/grading_fixtures.py",       # what the test_grading_*.py share
+    "tests/python/test_grading_scoring.py",
+    "tests/python/test_grading_formats.py",
+    "tests/python/test_grading_batch.py",
+    "tests/python/test_grading_isolation.py",
+    "tests/python/test_grading_lanes.py",
+    "tests/python/test_layout.py",            # the kit's own file rules (grader/instructor/ included)
     "tests/python/test_handout_pack.py",
     "tests/python/test_e2e_grade_gpu.py",
     "tests/python/test_class_report.py",
