@@ -5,56 +5,55 @@
 // so its ceiling is a device-to-device copy of the same bytes. Read in's
 // rows and write out's rows directly and one side is strided: every element
 // its own 32-byte sector. So each block moves a tile through shared memory:
+// it reads a piece of each of the tile's rows of in (coalesced), and after
+// __syncthreads writes a piece of each of its rows of out (coalesced again).
 //
-//   1. Read a TR x TC tile of in row by row (a warp reads a contiguous piece
-//      of a row: coalesced), every element of the thread's share loaded
-//      before any is stored, so that each thread keeps several loads in
-//      flight (memory latency is hidden by bytes in flight, not by threads
-//      alone), and store it in shared memory.
-//   2. __syncthreads, then read the tile back column by column and write
-//      each column as a contiguous piece of a row of out (coalesced again).
-//   3. Tile rows are TC + 2 elements apart in shared memory: in step 2 the
-//      32 lanes of a warp read 32 rows of one column, (TC + 2) / 2 = an odd
-//      number of 4-byte banks apart: 32 different banks, no conflict.
+// Two kernels do that:
+//   - the vector kernel (below: transpose_vec) for a matrix with both sides
+//     longer than BW_THIN, which moves 16 bytes an access wherever it can;
+//   - the element kernel (transpose_kernel) for a matrix with few rows or
+//     few columns (2 x 1073741823, 1048579 x 17), one bf16 an access, with a
+//     tile that spans the short side: then each tile's piece of out (or of
+//     in) is one contiguous run, read or written as such.
+// Elements move as raw 16-bit patterns, never through float (a NaN keeps
+// its payload). The arrays are only 2-byte aligned: every wide access is
+// placed on memory's own grid, never on the tile's.
 //
-// Elements move as unsigned short, one per access: never through float (a
-// NaN keeps its payload), and no alignment to worry about (the arrays are
-// only 2-byte aligned, and with an odd cols every other row of in starts
-// inside a 4-byte word). Bandwidth does not need wider accesses here: a
-// warp's 32 neighbouring 2-byte accesses are one 64-byte request either way,
-// and 16 to 32 of them in flight per thread keep the memory busy.
-//
-// Shapes. A square 64 x 64 tile suits every matrix whose sides are both
-// long. A matrix with few rows (2 x 1073741823) or few columns gets a tile
-// that spans all of them, TR = rows rounded up to a power of two (TC likewise
-// for few columns): then each tile's piece of out (or of in) is one
-// contiguous run, read or written as such. The grid is 1-D, one block per
-// tile: at most 2^31 - 1 tiles fit gridDim.x, where gridDim.y could not hold
-// the 524288 tile rows of a tall one.
-//
+// The grid is 1-D, one block per tile: at most 2^31 - 1 tiles fit gridDim.x,
+// where gridDim.y could not hold the 524288 tile rows of a tall one.
 // Indices: rows * cols can be 2^31 - 1, so element indices are 64-bit
 // (r * cols + c, 2 * i as a byte offset and a rounded-up grid all pass
 // 2^31 - 1 for the largest shapes); per-tile offsets stay 32-bit.
 //
 // Compile-time knobs (try variants with -D), measured on the H200 with
 // tests/gpu/new_exercises_probe.sh (docs/BENCHMARKS.md):
-//   BW_TILE_ELEMS  elements per tile, TR * TC: 4096 (a 64 x 64 tile) or
-//                  8192 (64 x 128)                                     [8192]
+//   BW_VEC         1: the vector kernel for long sides; 0: the element
+//                  kernel for every shape                                [1]
+//   BW_VEC_LR      lanes per piece of a row of out; a tile has 8 x this
+//                  rows of in (8, 16 or 32)                              [32]
+//   BW_VEC_LC      lanes per piece of a row of in; a tile has 8 x this
+//                  columns (8, 16 or 32); threads: BW_VEC_LR x this       [16]
+//   BW_VEC_MIN_BLOCKS  blocks an SM must hold (caps registers)            [2]
+//   BW_VEC_BAND    tile order: bands of this many tile rows, each band
+//                  column by column, so that the blocks running at once
+//                  touch few rows of out                                [128]
+//   BW_VEC_ROW_ORDER_COLS  a matrix this many tiles wide or narrower goes
+//                  row by row instead                                    [32]
+// The element kernel's (thin shapes; every shape with BW_VEC=0):
+//   BW_TILE_ELEMS  elements per tile, TR * TC: 4096, 8192 or 16384     [8192]
 //   BW_BLOCK       threads per block (a multiple of 32; each thread moves
 //                  BW_TILE_ELEMS / BW_BLOCK elements each way)           [256]
 //   BW_THIN        a side this long or shorter gets a tile spanning it  [16]
 //   BW_BATCH       loads a thread issues before it uses the first        [8]
-//   BW_SQUARE_ROWS rows of a tile of a matrix with both sides long (the
-//                  tile's columns: BW_TILE_ELEMS / this)                  [64]
-//   BW_SQUARE_COLS its columns                  [BW_TILE_ELEMS / BW_SQUARE_ROWS]
+//   BW_SQUARE_ROWS, BW_SQUARE_COLS  its tile for two long sides   [128, 64]
 //   BW_STORE_HINT  1: stores to out marked evict-first (st.global.cs)     [0]
-//   BW_GROUP       tile order: 0 row by row; g > 0 in bands of g tile rows,
-//                  a band column by column, so that the blocks running at
-//                  once touch g tile rows of in and few rows of out        [0]
+//   BW_GROUP       its tile order: 0 row by row; g > 0 in bands of g tile
+//                  rows, a band column by column                       [128]
 #include "transpose.h"
 
 #include <cstdint>
 #include <cstdio>
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #ifndef BW_TILE_ELEMS
@@ -81,8 +80,23 @@
 #ifndef BW_STORE_HINT
 #define BW_STORE_HINT 0
 #endif
-#ifndef BW_WIDE
-#define BW_WIDE 0
+#ifndef BW_VEC
+#define BW_VEC 1
+#endif
+#ifndef BW_VEC_LR
+#define BW_VEC_LR 32
+#endif
+#ifndef BW_VEC_LC
+#define BW_VEC_LC 16
+#endif
+#ifndef BW_VEC_MIN_BLOCKS
+#define BW_VEC_MIN_BLOCKS 2
+#endif
+#ifndef BW_VEC_BAND
+#define BW_VEC_BAND 128
+#endif
+#ifndef BW_VEC_ROW_ORDER_COLS
+#define BW_VEC_ROW_ORDER_COLS 32
 #endif
 
 static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
@@ -128,27 +142,21 @@ struct Walk {
     }
 };
 
-// Block b moves tile (b / tiles_c, b % tiles_c): rows r0 .. r0 + TR - 1 and
-// columns c0 .. c0 + TC - 1 of in, those inside the matrix. Loads go in
-// batches of G, all G issued before the first is used: bytes in flight.
-// Block b's tile: (b / tiles_c, b % tiles_c) row by row, or with BW_GROUP
-// in bands of BW_GROUP tile rows, each band column by column.
+// Block b's tile, in bands of `band` tile rows, each band column by column
+// (band 1: row by row): *tr its tile row, *tc its tile column.
 __device__ __forceinline__ void tile_of(unsigned int b, unsigned int tiles_r, unsigned int tiles_c,
-                                        unsigned int* tr, unsigned int* tc)
+                                        unsigned int band, unsigned int* tr, unsigned int* tc)
 {
-#if BW_GROUP > 0
-    const unsigned int band_tiles = BW_GROUP * tiles_c;
-    const unsigned int band = b / band_tiles, in_band = b - band * band_tiles;
-    const unsigned int height = min((unsigned int)BW_GROUP, tiles_r - band * BW_GROUP);
+    const unsigned int band_tiles = band * tiles_c;
+    const unsigned int first = b / band_tiles, in_band = b - first * band_tiles;
+    const unsigned int height = min(band, tiles_r - first * band);
     *tc = in_band / height;
-    *tr = band * BW_GROUP + (in_band - *tc * height);
-#else
-    (void)tiles_r;
-    *tr = b / tiles_c;
-    *tc = b - *tr * tiles_c;
-#endif
+    *tr = first * band + (in_band - *tc * height);
 }
 
+// Block b moves tile (tr, tc): rows tr * TR .. + TR - 1 and columns tc * TC ..
+// + TC - 1 of in, those inside the matrix. Loads go in batches of G, all G
+// issued before the first is used: bytes in flight.
 template <int TR, int TC>
 __global__ void __launch_bounds__(B)
 transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
@@ -160,7 +168,7 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
     __shared__ unsigned short tile[TR * P];
 
     unsigned int tile_r, tile_c;
-    tile_of(blockIdx.x, tiles_r, tiles_c, &tile_r, &tile_c);
+    tile_of(blockIdx.x, tiles_r, tiles_c, BW_GROUP > 0 ? BW_GROUP : 1, &tile_r, &tile_c);
     const int r0 = (int)(tile_r * TR);
     const int c0 = (int)(tile_c * TC);
     const int h = min(TR, rows - r0), w = min(TC, cols - c0);   // the tile inside the matrix
@@ -201,111 +209,248 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
     }
 }
 
-// The wide kernel, for a matrix with both sides long: global accesses of
-// V = 4 elements (8 bytes), since a copy moved 2 bytes at a time reaches
-// only 66% of cudaMemcpy on the H200, 8 bytes at a time 93%
-// (tests/gpu/probes/access_width.cu). Vectors lie on memory's own 8-byte
-// grid: a tile's piece of a row starts anywhere in a vector. Reading, a
-// vector that reaches into the next tile is read whole (its elements are
-// inside in) and only this tile's elements kept; only at the very ends of in
-// is a vector read element by element. Writing, the vectors wholly inside
-// the piece are stored whole, the one or two it shares with a neighbouring
-// tile element by element (another block writes the rest).
-[[maybe_unused]] constexpr int V = 4;
-using Vec = unsigned long long;
+// The vector kernel, for a matrix with both sides long (nearly every
+// element of the large shapes). A copy moved 2 bytes at a time reaches only
+// 66 % of cudaMemcpy on the H200, 16 bytes at a time 93 %
+// (tests/gpu/probes/access_width.cu), so every global access of an inner
+// tile moves 16 bytes, eight bf16. The arrays are only 2-byte aligned and
+// each row starts at its own place on memory's 16-byte grid, so vectors are
+// aligned to the grid, not to the tile, and shifted in registers:
+//
+//   1. Each row's piece of in (TC elements) spans TC / 8 + 1 aligned
+//      vectors; they are copied as they lie into shared memory with cp.async,
+//      which needs no registers, so all of a tile's loads are in flight at once.
+//   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
+//      two neighbouring vectors, cut to the block's 8 columns (window()),
+//      then transposed in registers (byte permutes): eight pieces of 8
+//      elements of out's rows. The LR lanes sharing out's rows hold
+//      consecutive pieces; each lane joins its own and the next lane's (a
+//      shuffle) into the aligned vector of out it stores.
+//
+// A block owns of each of out's rows the SR = TR - 8 elements starting at
+// r0 - e, where e (0 .. 7) puts the first of them on out's grid: so every
+// store is a whole aligned vector and no two blocks write the same 16 bytes.
+// That is why a tile holds in's rows r0 - 8 .. r0 + SR - 1: 8 rows more than
+// it owns, which the tile above reads too.
+//
+// Shared memory holds each row's vectors at slots swizzled by the row (slot
+// k of row i at k ^ (i / 8 % 8)): in step 2 a quarter warp reads 8 rows 8
+// apart, which without the swizzle would all sit in the same bank group.
+// Edge tiles (at the matrix's edges or the arrays' ends) run the same code
+// with every access checked, and read and write element by element where a
+// vector would reach outside the arrays.
+#if BW_VEC
+using Vec = uint4;
 
-template <int TR, int TC>
-__global__ void __launch_bounds__(B)
-transpose_wide(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, int p_in, int p_out,
-               const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
+__device__ __forceinline__ Vec shfl_vec_down(Vec x, int width)
 {
-    constexpr int P = TC + 1;                     // odd pitch: step 2's lanes, 4 rows apart,
-    __shared__ unsigned short tile[TR * P];       // meet 2 to a bank at most
-    constexpr int kInSlots = TR * (TC / V + 1);   // a row piece spans TC / V + 1 vectors at most
-    constexpr int kOutSlots = TC * (TR / V + 1);
-    constexpr int kInPer = (kInSlots + B - 1) / B;
-    constexpr int kOutPer = (kOutSlots + B - 1) / B;
+    return {__shfl_down_sync(0xffffffffu, x.x, 1, width), __shfl_down_sync(0xffffffffu, x.y, 1, width),
+            __shfl_down_sync(0xffffffffu, x.z, 1, width), __shfl_down_sync(0xffffffffu, x.w, 1, width)};
+}
 
-    unsigned int tile_r, tile_c;
-    tile_of(blockIdx.x, tiles_r, tiles_c, &tile_r, &tile_c);
-    const int r0 = (int)(tile_r * TR), c0 = (int)(tile_c * TC);
-    const int h = min(TR, rows - r0), w = min(TC, cols - c0);
+// Elements s .. s + 7 of the 16 in lo (elements 0-7) and hi (8-15), s in
+// 0 .. 7. Shifts by selects, never by indexing an array with s (that would
+// put the array in local memory).
+__device__ __forceinline__ Vec window(Vec lo, Vec hi, int s)
+{
+    const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    unsigned u[6], v[5];
+#pragma unroll
+    for (int t = 0; t < 6; ++t)
+        u[t] = (s & 4) ? w[t + 2] : w[t];   // two words
+#pragma unroll
+    for (int t = 0; t < 5; ++t)
+        v[t] = (s & 2) ? u[t + 1] : u[t];   // one word
+    const unsigned half = 16u * (unsigned)(s & 1);   // one element
+    return {__funnelshift_r(v[0], v[1], half), __funnelshift_r(v[1], v[2], half),
+            __funnelshift_r(v[2], v[3], half), __funnelshift_r(v[3], v[4], half)};
+}
+
+__device__ __forceinline__ unsigned word_of(Vec x, int q)
+{
+    return q == 0 ? x.x : q == 1 ? x.y : q == 2 ? x.z : x.w;
+}
+
+// Stores elements a .. b - 1 of x to p[a] .. p[b - 1]; p is 16-byte aligned.
+// In aligned pieces: one 16-byte store for the whole vector, else at most
+// five of 2, 4 or 8 bytes.
+__device__ __forceinline__ void store_range(unsigned short* p, Vec x, int a, int b)
+{
+    if (a == 0 && b >= 8) {
+        *reinterpret_cast<Vec*>(p) = x;
+        return;
+    }
+    if (a < b && (a & 1)) {
+        p[a] = (unsigned short)(word_of(x, a >> 1) >> 16);
+        ++a;
+    }
+    if (a + 2 <= b && (a & 2)) {
+        *reinterpret_cast<unsigned*>(p + a) = word_of(x, a >> 1);
+        a += 2;
+    }
+    if (a + 4 <= b) {   // a is 0 or 4 here
+        *reinterpret_cast<uint2*>(p + a) = a == 0 ? make_uint2(x.x, x.y) : make_uint2(x.z, x.w);
+        a += 4;
+    }
+    if (a + 2 <= b) {
+        *reinterpret_cast<unsigned*>(p + a) = word_of(x, a >> 1);
+        a += 2;
+    }
+    if (a < b)
+        p[a] = (unsigned short)word_of(x, a >> 1);
+}
+
+// The aligned vector of in starting at element g (g + p_in a multiple of 8);
+// element by element where it reaches past either end of in.
+__device__ __forceinline__ Vec load_vec(const unsigned short* __restrict__ in, long long g, long long total)
+{
+    if (g >= 0 && g + 8 <= total)
+        return __ldg(reinterpret_cast<const Vec*>(in + g));
+    unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int m = 0; m < 8; ++m)
+        if (g + m >= 0 && g + m < total)
+            w[m / 2] |= (unsigned)in[g + m] << (16 * (m % 2));
+    return {w[0], w[1], w[2], w[3]};
+}
+
+constexpr int LR = BW_VEC_LR, LC = BW_VEC_LC;   // lanes per piece of a row of out and of in
+constexpr int TR = 8 * LR, TC = 8 * LC, NT = LR * LC;
+constexpr int SR = TR - 8;                       // rows of in (elements of out's rows) a tile owns
+constexpr int RP = LC + 8;                       // a tile row's slots: LC + 1 used, room to swizzle
+constexpr int kSmemBytes = TR * RP * (int)sizeof(Vec);
+static_assert(LC == 8 || LC == 16 || LC == 32, "BW_VEC_LC: 8, 16 or 32 lanes");
+static_assert(LR == 8 || LR == 16 || LR == 32, "BW_VEC_LR: 8, 16 or 32 lanes");
+static_assert(NT <= 1024, "BW_VEC_LR * BW_VEC_LC: at most 1024 threads");
+
+// One tile. Edge: the tile touches the matrix's edge or the arrays' ends,
+// and every access is checked; the others (nearly all) run without a check.
+template <bool Edge>
+__device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
+                                          int p_out, const unsigned short* __restrict__ in,
+                                          unsigned short* __restrict__ out)
+{
+    const int w = Edge ? min(TC, cols - c0) : TC;
     const long long total = (long long)rows * cols;
     const int t = threadIdx.x;
+    constexpr Vec zero = {0u, 0u, 0u, 0u};
+    // Tile row i is in's row r0 - 8 + i; its piece starts at element
+    // s_first + i * cols, d_i = (that + p_in) % 8 elements past the grid.
+    const long long s_first = (long long)(r0 - 8) * cols + c0;
+    const int d_first = (int)((s_first + p_in) & 7), d_step = cols & 7;
 
-    // 1. in -> shared. Slot q: vector q % (TC/V + 1) of tile row q / (TC/V + 1).
-    Vec v[kInPer];
-#pragma unroll
-    for (int k = 0; k < kInPer; ++k) {
-        const int q = t + k * B, i = q / (TC / V + 1), u = q % (TC / V + 1);
-        v[k] = 0;
-        if (q < kInSlots && i < h) {
-            const long long s = (long long)(r0 + i) * cols + c0;       // the piece's first element
-            const long long g = s - ((s + p_in) & (V - 1)) + (long long)V * u;   // the vector's first
-            if (g < s + w) {
-                if (g >= 0 && g + V <= total) {
-                    v[k] = *reinterpret_cast<const Vec*>(in + g);
-                } else {
-#pragma unroll
-                    for (int m = 0; m < V; ++m)
-                        if (g + m >= 0 && g + m < total)
-                            v[k] |= (Vec)in[g + m] << (16 * m);
-                }
-            }
+    // 1. in -> shared: vector k (0 .. LC) of row i holds the piece's
+    // elements 8k - d_i .. 8k - d_i + 7. A warp's lanes read whole rows;
+    // vector LC (the piece's last d_i elements, when d_i > 0) one row a thread.
+    auto copy = [&](int i, int k, bool needed) {
+        const int d = (d_first + i * d_step) & 7;
+        const long long g = s_first + (long long)i * cols - d + 8 * k;
+        Vec* dst = &tile[i * RP + (k ^ ((i >> 3) & 7))];
+        if constexpr (Edge) {
+            const int r = r0 - 8 + i;
+            *dst = r >= 0 && r < rows && 8 * k - d < w && needed ? load_vec(in, g, total) : zero;
+        } else if (needed) {
+            __pipeline_memcpy_async(dst, in + g, sizeof(Vec));
         }
-    }
+    };
 #pragma unroll
-    for (int k = 0; k < kInPer; ++k) {
-        const int q = t + k * B, i = q / (TC / V + 1), u = q % (TC / V + 1);
-        if (q < kInSlots && i < h) {
-            const long long s = (long long)(r0 + i) * cols + c0;
-            const int c = V * u - (int)((s + p_in) & (V - 1));          // tile column of element 0
-#pragma unroll
-            for (int m = 0; m < V; ++m)
-                if (c + m >= 0 && c + m < w)
-                    tile[i * P + c + m] = (unsigned short)(v[k] >> (16 * m));
-        }
-    }
+    for (int i0 = 0; i0 < TR; i0 += NT / LC)
+        copy(i0 + t / LC, t % LC, true);
+    if (t < TR)
+        copy(t, LC, ((d_first + t * d_step) & 7) > 0);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     __syncthreads();
 
-    // 2. shared -> out. Slot q: vector q % (TR/V + 1) of out row c0 + q / (TR/V + 1),
-    // which holds tile rows 4u - d .. 4u - d + 3 of tile column j.
+    // 2. shared -> out. Thread (g, v) takes tile rows 8g .. 8g + 7, columns
+    // 8v .. 8v + 7; column 8v + m of that block is in's rows r0 - 8 + 8g ..
+    // r0 + 8g - 1 of out's row c0 + 8v + m. Lane g < LR - 1 stores the
+    // vector of that row holding in's rows r0 - e + 8g .. + 7: the last e
+    // elements of its own piece and the first 8 - e of the next lane's.
+    const int g = t % LR, v = t / LR;
+    Vec q[8];
 #pragma unroll
-    for (int k = 0; k < kOutPer; ++k) {
-        const int q = t + k * B, j = q / (TR / V + 1), u = q % (TR / V + 1);
-        if (q >= kOutSlots || j >= w)
+    for (int m = 0; m < 8; ++m) {
+        const int i = 8 * g + m;
+        const Vec* row = &tile[i * RP];
+        q[m] = window(row[v ^ (g & 7)], row[(v + 1) ^ (g & 7)], (d_first + i * d_step) & 7);
+    }
+    const long long o0 = (long long)(c0 + 8 * v) * rows;         // out's row c0 + 8v
+    const int e0 = (int)((o0 + r0 + p_out) & 7), e_step = rows & 7;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        const unsigned sel = (m & 1) ? 0x7632u : 0x5410u;   // high or low halves
+        const Vec col = {__byte_perm(word_of(q[0], m / 2), word_of(q[1], m / 2), sel),
+                         __byte_perm(word_of(q[2], m / 2), word_of(q[3], m / 2), sel),
+                         __byte_perm(word_of(q[4], m / 2), word_of(q[5], m / 2), sel),
+                         __byte_perm(word_of(q[6], m / 2), word_of(q[7], m / 2), sel)};
+        const Vec after = shfl_vec_down(col, LR);
+        if (g == LR - 1 || (Edge && 8 * v + m >= w))
             continue;
-        const long long o = (long long)(c0 + j) * rows + r0;           // the piece's first element
-        const int d = (int)((o + p_out) & (V - 1));
-        const int i0 = V * u - d;                                       // tile row of element 0
-        unsigned short* dst = out + (o - d + (long long)V * u);
-        if (i0 >= 0 && i0 + V <= h) {
-            Vec x = 0;
-#pragma unroll
-            for (int m = 0; m < V; ++m)
-                x |= (Vec)tile[(i0 + m) * P + j] << (16 * m);
+        const int e = (e0 + m * e_step) & 7;
+        const int r = r0 - e + 8 * g;                 // in's row of the vector's element 0
+        const Vec x = e == 0 ? after : window(col, after, 8 - e);
+        unsigned short* dst = out + (o0 + (long long)m * rows + r);
+        if constexpr (Edge)
+            store_range(dst, x, max(0, -r), min(8, rows - r));
+        else
             *reinterpret_cast<Vec*>(dst) = x;
-        } else {
-#pragma unroll
-            for (int m = 0; m < V; ++m)
-                if (i0 + m >= 0 && i0 + m < h)
-                    dst[m] = tile[(i0 + m) * P + j];
-        }
     }
 }
 
-template <int TR, int TC>
-cudaError_t launch_wide(int rows, int cols, const unsigned short* in, unsigned short* out)
+// Out of line: the checked copy is rarely run, and inlined it would double
+// the kernel's code.
+__device__ __noinline__ void move_edge_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
+                                            int p_out, const unsigned short* __restrict__ in,
+                                            unsigned short* __restrict__ out)
 {
-    // Elements of each array past the last 8-byte boundary.
-    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % V);
-    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % V);
+    move_tile<true>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+}
+
+__global__ void __launch_bounds__(NT, BW_VEC_MIN_BLOCKS)
+transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, unsigned int band,
+              int p_in, int p_out, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
+{
+    extern __shared__ Vec tile[];
+    unsigned int tile_r, tile_c;
+    tile_of(blockIdx.x, tiles_r, tiles_c, band, &tile_r, &tile_c);
+    const int r0 = (int)(tile_r * SR), c0 = (int)(tile_c * TC);
+    // Inside: rows r0 - 8 .. r0 + SR - 1 and the row after them exist, so
+    // every vector read (up to 15 elements past a piece) lies in in.
+    if (tile_r > 0 && r0 + SR < rows && c0 + TC <= cols)
+        move_tile<false>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+    else
+        move_edge_tile(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+}
+
+cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned short* out)
+{
+    if constexpr (kSmemBytes > 48 * 1024) {   // more than 48 KB must be asked for, once a device
+        static int set_for = -1;
+        int dev = 0;
+        cudaError_t err = cudaGetDevice(&dev);
+        if (err == cudaSuccess && dev != set_for)
+            err = cudaFuncSetAttribute(transpose_vec, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+        if (err != cudaSuccess)
+            return err;
+        set_for = dev;
+    }
+    // Each array's first element on memory's 16-byte grid (0 .. 7).
+    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 8);
+    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 8);
+    // A tile's piece of an out row can start up to 7 rows early, so the
+    // tiles reach up to 7 rows past the last.
+    const long long tiles_r = ((long long)rows + 7 + SR - 1) / SR;
     const long long tiles_c = ((long long)cols + TC - 1) / TC;
-    const long long tiles_r = ((long long)rows + TR - 1) / TR;
-    transpose_wide<TR, TC><<<(unsigned int)(tiles_r * tiles_c), B>>>(
-        rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, p_in, p_out, in, out);
+    // The blocks running at once should cover a compact patch of both
+    // arrays: a short tile row (few columns) row by row, else in bands.
+    const unsigned int band = tiles_c <= BW_VEC_ROW_ORDER_COLS ? 1u : BW_VEC_BAND;
+    transpose_vec<<<(unsigned int)(tiles_r * tiles_c), NT, kSmemBytes>>>(
+        rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
     return cudaPeekAtLastError();
 }
+
+#endif // BW_VEC
 
 template <int TR, int TC>
 cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short* out)
@@ -355,8 +500,8 @@ void transpose(int rows, int cols, const nv_bfloat16* in, nv_bfloat16* out)
     else if (cols <= BW_THIN)
         CHECK_CUDA(launch_thin<false>(rows, cols, src, dst));
     else
-#if BW_WIDE
-        CHECK_CUDA((launch_wide<BW_SQUARE_ROWS, BW_SQUARE_COLS>(rows, cols, src, dst)));
+#if BW_VEC
+        CHECK_CUDA(launch_vec(rows, cols, src, dst));
 #else
         CHECK_CUDA((launch<BW_SQUARE_ROWS, BW_SQUARE_COLS>(rows, cols, src, dst)));
 #endif

@@ -36,11 +36,11 @@ b256x8:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_BLOCK=256,-DBW_BLOCKS_
 atomics:reduce_sum:solutions/reduce_sum/reduce_sum.cu:-DBW_ATOMICS=1
 cub:reduce_sum:grader/peers/reduce_sum_cub.cu:
 sol:transpose:solutions/transpose/transpose.cu:
-w64:transpose:solutions/transpose/transpose.cu:-DBW_SQUARE_ROWS=64
-wg0:transpose:solutions/transpose/transpose.cu:-DBW_GROUP=0
-wg32:transpose:solutions/transpose/transpose.cu:-DBW_GROUP=32
-w128c128:transpose:solutions/transpose/transpose.cu:-DBW_SQUARE_COLS=128
-scalar:transpose:solutions/transpose/transpose.cu:-DBW_WIDE=0"
+band32:transpose:solutions/transpose/transpose.cu:-DBW_VEC_BAND=32
+bands:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_ORDER_COLS=0
+v16x16:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=1
+v32x8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LC=8,-DBW_VEC_MIN_BLOCKS=1
+element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises' implementations.
 if [ -n "${ONLY:-}" ]; then
     IMPLS=$(for line in $IMPLS; do IFS=: read -r _ ex _ _ <<< "$line"

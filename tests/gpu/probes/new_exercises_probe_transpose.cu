@@ -9,16 +9,21 @@
 
 namespace probe {
 
-void check_one(int rows, int cols, int off, uint64_t seed)
+// off: elements in's and out's first element lie past the start of their
+// blocks (out's: off_out, when that is not -1).
+void check_one(int rows, int cols, int off, uint64_t seed, int off_out = -1)
 {
     const long long n = (long long)rows * cols;
-    const std::string what = std::to_string(rows) + "x" + std::to_string(cols) + " off=" + std::to_string(off);
+    if (off_out < 0)
+        off_out = off;
+    const std::string what = std::to_string(rows) + "x" + std::to_string(cols) + " off=" + std::to_string(off)
+                             + (off_out != off ? "/" + std::to_string(off_out) : "");
     if (!fits(2 * (size_t)n * 2, (size_t)n * 2)) {
         std::printf("CASE SKIP %s %s: not enough memory\n", kExercise, what.c_str());
         return;
     }
     DevArray I, O;
-    if (!I.alloc(n, 2, off, kPoison) || !O.alloc(n, 2, off, kPoison)) {
+    if (!I.alloc(n, 2, off, kPoison) || !O.alloc(n, 2, off_out, kPoison)) {
         std::printf("CASE SKIP %s %s: cudaMalloc failed\n", kExercise, what.c_str());
         return;
     }
@@ -73,6 +78,11 @@ void check_all(bool quick)
                 continue;
             check_one(s[0], s[1], off, 500 + k++);
         }
+    // Every place on the 16-byte grid for each array, in and out apart.
+    const int grid_shapes[][2] = {{17, 17}, {33, 65}, {129, 127}, {255, 257}, {1000, 1001}, {17, 65537}};
+    for (const auto& s : grid_shapes)
+        for (int off = 0; off < 8; ++off)
+            check_one(s[0], s[1], off, 700 + k++, (3 * off + 2) % 8);
     if (!quick) {
         check_one(46340, 46340, 1, 61);           // 4 GiB in, 4 GiB out
         check_one(2, 1073741823, 7, 62);          // gridDim.y would overflow
