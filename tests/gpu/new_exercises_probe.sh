@@ -8,6 +8,7 @@
 #   bash tests/gpu/new_exercises_probe.sh [LOGDIR]
 #   BUILD_ONLY=1 bash tests/gpu/new_exercises_probe.sh   (compile only: no GPU needed)
 #   ARCH=90   QUICK=1 (skip the GiB-sized checks)   TIME_ALL=1 (variants at every size)
+#   ONLY="saxpy transpose" (those exercises)   LABELS="sol flat" (those implementations)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -45,6 +46,11 @@ element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 if [ -n "${ONLY:-}" ]; then
     IMPLS=$(for line in $IMPLS; do IFS=: read -r _ ex _ _ <<< "$line"
         case " $ONLY " in *" $ex "*) echo "$line" ;; esac; done)
+fi
+# LABELS="sol flat": just the implementations with those labels.
+if [ -n "${LABELS:-}" ]; then
+    IMPLS=$(for line in $IMPLS; do IFS=: read -r label _ _ _ <<< "$line"
+        case " $LABELS " in *" $label "*) echo "$line" ;; esac; done)
 fi
 # Sizes: all for sol and cub; the first VAR_SIZES of each for the variants.
 declare -A SIZES=(
@@ -135,14 +141,15 @@ for f in sorted(log.glob("time_*.txt")):
             bad.append(l)
 print("\n-- speed: GB/s = bytes the call must move / median of 25 calls (L2 flushed before each);")
 print("   %copy = that / a cudaMemcpy of the same bytes timed in the same process")
-print(f"{'exercise':10} {'impl':8} {'size':>16} {'GB/s at offset 0 / 1 / 7':>26} {'%copy at 0 / 1 / 7':>22} {'copy':>7} {'ms@0':>8}")
+print(f"{'exercise':10} {'impl':8} {'size':>16} {'offsets':>8} {'GB/s at each offset':>22} {'%copy at each':>22} {'copy':>7} {'ms@0':>8}")
 order = {"saxpy": 0, "reduce_sum": 1, "transpose": 2}
 for (ex, label, size), d in sorted(rows.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][2], kv[0][1] != "sol", kv[0][1] != "cub", kv[0][1])):
     offs = sorted(d)
     g = " / ".join(f"{d[o][0]:.0f}" for o in offs)
     c = " / ".join(f"{d[o][2]:.1f}" for o in offs)
     copy = max(d[o][1] for o in offs)
-    print(f"{ex:10} {label:8} {size:>16} {g:>26} {c:>22} {copy:7.0f} {d[offs[0]][3]:8.3f}")
+    o = "/".join(str(x) for x in offs)
+    print(f"{ex:10} {label:8} {size:>16} {o:>8} {g:>22} {c:>22} {copy:7.0f} {d[offs[0]][3]:8.3f}")
 for l in bad:
     print("  " + l[:200])
 PY

@@ -12,13 +12,14 @@ from bwlab import crosscheck  # noqa: E402
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
           '"Block Size","Grid Size","Device","CC","gpu__time_duration.sum","launch__block_size",'
           '"launch__grid_size","launch__registers_per_thread",'
-          '"launch__shared_mem_per_block_dynamic","launch__shared_mem_per_block_static"')
-UNITS = '"","","","","","","","","","","","nsecond","","","register/thread","byte","byte"'
+          '"launch__shared_mem_per_block_dynamic","launch__shared_mem_per_block_static",'
+          '"sm__cycles_elapsed.avg.per_second"')
+UNITS = '"","","","","","","","","","","","nsecond","","","register/thread","byte","byte","cycle/second"'
 
 
 def kernel_line(i: int, pid: int, name: str, ns: float, grid: int = 1000, smem: int = 0) -> str:
     return (f'"{i}","{pid}","bw_worker","host","{name}","1","7","(256, 1, 1)","({grid}, 1, 1)",'
-            f'"0","9.0","{ns}","256","{grid}","32","{smem}","0"')
+            f'"0","9.0","{ns}","256","{grid}","32","{smem}","0","1980000000"')
 
 
 def csv_of(*lines: str) -> str:
@@ -141,6 +142,7 @@ class CrossCheckTests(unittest.TestCase):
         self.assertEqual(k.name, "cub::transform_kernel")
         self.assertEqual((k.grid, k.block, k.smem_dynamic, k.registers), (174763, 256, 6528, 32))
         self.assertIn("grid 174,763 x 256 threads, 6.53 KB dynamic shared", k.launch())
+        self.assertIn("SM at 1,980 MHz", k.launch())
 
     def test_ncu_command_profiles_only_the_bracketed_calls_at_the_gpus_own_clocks(self):
         cmd = crosscheck.ncu_command("ncu", ["bwgrade", "bench"], "log.csv")

@@ -53,6 +53,7 @@ METRICS = [
     "launch__shared_mem_per_block_dynamic",
     "launch__shared_mem_per_block_static",
     "launch__registers_per_thread",
+    "sm__cycles_elapsed.avg.per_second",   # the SM clock the kernel ran at
 ]
 # ncu options: follow the worker processes; profile only inside the
 # cudaProfilerStart/Stop range the worker opens; leave the caches alone (the
@@ -76,9 +77,11 @@ class Kernel:
     smem_static: int | None
     registers: int | None
     duration_ns: float | None
+    clock_hz: float | None = None     # SM clock during the kernel
 
     def launch(self) -> str:
-        """'grid 174,763 x 256 threads, 6.53 KB dynamic shared, 32 registers'"""
+        """'grid 174,763 x 256 threads, 6.53 KB dynamic shared, 32 registers,
+        SM at 1,980 MHz'"""
         parts = []
         if self.grid is not None and self.block is not None:
             parts.append(f"grid {self.grid:,} x {self.block} threads")
@@ -88,6 +91,8 @@ class Kernel:
             parts.append(f"{self.smem_static / 1000:.2f} KB static shared")
         if self.registers is not None:
             parts.append(f"{self.registers} registers")
+        if self.clock_hz:
+            parts.append(f"SM at {self.clock_hz / 1e6:,.0f} MHz")
         return ", ".join(parts)
 
 
@@ -128,7 +133,8 @@ def kernels_by_process(csv_text: str) -> dict[str, list[Kernel]]:
             smem_dynamic=_int(k.get("launch__shared_mem_per_block_dynamic")),
             smem_static=_int(k.get("launch__shared_mem_per_block_static")),
             registers=_int(k.get("launch__registers_per_thread")),
-            duration_ns=k.get("gpu__time_duration.sum")))
+            duration_ns=k.get("gpu__time_duration.sum"),
+            clock_hz=k.get("sm__cycles_elapsed.avg.per_second")))
     return out
 
 

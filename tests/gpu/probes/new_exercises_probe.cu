@@ -11,7 +11,11 @@
 //   probe check [quick]     every case below; "quick" leaves out the
 //                           largest (the GiB-sized ones)
 //   probe time N            saxpy, reduce_sum: n = N at offsets 0, 1, 7
-//   probe time R C          transpose: R x C at offsets 0, 1
+//   probe time R C          transpose: R x C at offsets 0, 1, 8
+//   PROBE_SPANS=1           with time: also K = 0, 1, 2, 4, 8 calls between
+//                           one pair of events ("SPAN|..." lines)
+//   PROBE_RANGES=profiler   each timed call inside cudaProfilerStart/Stop
+//   PROBE_RANGES=nvtx       ... or inside an NVTX range "timed" (for ncu)
 //
 // Inputs are a hash of the element index (the CPU recomputes any element
 // without a copy of the array), never all zeros. Arrays sit kGuard bytes into

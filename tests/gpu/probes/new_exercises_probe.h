@@ -18,7 +18,9 @@
 #include <vector>
 
 #include <cuda_bf16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #if defined(PROBE_SAXPY)
 #include "saxpy.h"
@@ -279,21 +281,66 @@ struct Timer {
             CK(cudaGetLastError());
         }
         CK(cudaDeviceSynchronize());
+        // PROBE_RANGES=profiler or nvtx: each timed call in a range that ncu
+        // can be told to profile alone (--profile-from-start off, as the
+        // kit's crosscheck does; or --nvtx --nvtx-include timed/), opened
+        // after the flush is launched.
+        const char* ranges = std::getenv("PROBE_RANGES");
+        const bool prof = ranges && std::string(ranges) == "profiler";
+        const bool nvtx = ranges && std::string(ranges) == "nvtx";
         std::vector<float> t;
         for (int i = 0; i < kSamples; ++i) {
             flush_read<<<g_sms * 8, 256>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
             CK(cudaGetLastError());
+            if (prof)
+                CK(cudaProfilerStart());
+            if (nvtx)
+                nvtxRangePushA("timed");
             CK(cudaEventRecord(e0, 0));
             call();
             CK(cudaGetLastError());
             CK(cudaEventRecord(e1, 0));
             CK(cudaEventSynchronize(e1));
+            if (nvtx)
+                nvtxRangePop();
+            if (prof)
+                CK(cudaProfilerStop());
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, e0, e1));
             t.push_back(ms);
         }
         std::sort(t.begin(), t.end());
         return t[t.size() / 2];
+    }
+    // PROBE_SPANS=1 only: the span of K back-to-back calls between one pair
+    // of events, after one flush, for K = 0, 1, 2, 4, 8 (median of
+    // kSamples each), printed as "SPAN|ex|label|size|offset|K|ms". The
+    // slope between K = 1 and 8 is a call's time without the events' own
+    // cost, to hold against the figure that subtracts the K = 0 span.
+    void spans(const std::function<void()>& call, const std::string& size, int offset)
+    {
+        if (!std::getenv("PROBE_SPANS"))
+            return;
+        for (int k : {0, 1, 2, 4, 8}) {
+            std::vector<float> t;
+            for (int i = 0; i < kSamples; ++i) {
+                flush_read<<<g_sms * 8, 256>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e0, 0));
+                for (int j = 0; j < k; ++j)
+                    call();
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1, 0));
+                CK(cudaEventSynchronize(e1));
+                float ms = 0;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                t.push_back(ms);
+            }
+            std::sort(t.begin(), t.end());
+            std::printf("SPAN|%s|%s|%s|%d|%d|%.5f\n", kExercise, PROBE_LABEL, size.c_str(), offset, k,
+                        t[t.size() / 2]);
+        }
+        std::fflush(stdout);
     }
     // A copy of bytes_moved / 2 bytes (read once, written once), timed the same way.
     double copy_ms(size_t bytes_moved)
@@ -304,9 +351,9 @@ struct Timer {
         CK(cudaMalloc(&dst, half));
         CK(cudaMemset(src, 0x3C, half));
         CK(cudaMemset(dst, 0, half));
-        const double ms = median_ms([&] {
-            CK(cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice, 0));
-        });
+        auto copy = [&] { CK(cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice, 0)); };
+        const double ms = median_ms(copy);
+        spans(copy, "copy" + std::to_string(half), -1);
         CK(cudaFree(src));
         CK(cudaFree(dst));
         return ms;

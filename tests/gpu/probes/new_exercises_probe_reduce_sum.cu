@@ -156,6 +156,7 @@ void time_all(int argc, char** argv)
         const double ms = tm.median_ms([&] { reduce_sum((int)n, x, sum); });
         const double copy = tm.copy_ms(bytes);
         print_row(std::to_string(n), off, bytes, ms, copy);
+        tm.spans([&] { reduce_sum((int)n, x, sum); }, std::to_string(n), off);
     }
 }
 

@@ -90,6 +90,7 @@ void time_all(int argc, char** argv)
         const double ms = tm.median_ms([&] { saxpy((int)n, 0.5f, x, y); });
         const double copy = tm.copy_ms(bytes);
         print_row(std::to_string(n), off, bytes, ms, copy);
+        tm.spans([&] { saxpy((int)n, 0.5f, x, y); }, std::to_string(n), off);
     }
 }
 

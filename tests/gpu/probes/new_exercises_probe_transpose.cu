@@ -78,11 +78,11 @@ void check_all(bool quick)
                 continue;
             check_one(s[0], s[1], off, 500 + k++);
         }
-    // Every place on the 16-byte grid for each array, in and out apart.
+    // Every place on the 32-byte sector for each array, in and out apart.
     const int grid_shapes[][2] = {{17, 17}, {33, 65}, {129, 127}, {255, 257}, {1000, 1001}, {17, 65537}};
     for (const auto& s : grid_shapes)
-        for (int off = 0; off < 8; ++off)
-            check_one(s[0], s[1], off, 700 + k++, (3 * off + 2) % 8);
+        for (int off = 0; off < 16; ++off)
+            check_one(s[0], s[1], off, 700 + k++, (3 * off + 2) % 16);
     if (!quick) {
         check_one(46340, 46340, 1, 61);           // 4 GiB in, 4 GiB out
         check_one(2, 1073741823, 7, 62);          // gridDim.y would overflow
@@ -99,7 +99,7 @@ void time_all(int argc, char** argv)
     const long long n = (long long)rows * cols;
     Timer tm;
     const size_t bytes = (size_t)n * 4;
-    for (int off : {0, 1}) {
+    for (int off : {0, 1, 8}) {   // 8: every row of an even-sided square starts mid-sector
         DevArray I, O;
         if (!I.alloc(n, 2, off, kPoison) || !O.alloc(n, 2, off, kPoison)) {
             std::printf("FATAL cudaMalloc\n");
