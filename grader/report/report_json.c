@@ -133,14 +133,20 @@ static void write_case(bw_json *w, const bw_exercise *ex, const bw_case *c,
     bw_json_end_object(w);
 }
 
+/* A report's opening: the object and the three keys every report starts with. */
+static void begin_report(bw_json *w, FILE *f, const char *mode, const char *exercise)
+{
+    bw_json_init(w, f, PRETTY_DEPTH);
+    bw_json_begin_object(w);
+    bw_json_kstring(w, "tool", "bwgrade");
+    bw_json_kstring(w, "mode", mode);
+    bw_json_kstring(w, "exercise", exercise);
+}
+
 int bw_report_test_json_to(FILE *f, const bw_test_report *r)
 {
     bw_json w;
-    bw_json_init(&w, f, PRETTY_DEPTH);
-    bw_json_begin_object(&w);
-    bw_json_kstring(&w, "tool", "bwgrade");
-    bw_json_kstring(&w, "mode", "test");
-    bw_json_kstring(&w, "exercise", r->ex->name);
+    begin_report(&w, f, "test", r->ex->name);
     bw_json_kuint(&w, "seed", r->seed);
     bw_json_kbool(&w, "hidden", r->hidden);
     int sanitized = r->n_sections > 0 && r->sections[0].sanitizer;
@@ -296,11 +302,7 @@ static void write_copy(bw_json *w, const bw_bench_copy *c, int or_null)
 int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
 {
     bw_json w;
-    bw_json_init(&w, f, PRETTY_DEPTH);
-    bw_json_begin_object(&w);
-    bw_json_kstring(&w, "tool", "bwgrade");
-    bw_json_kstring(&w, "mode", "bench");
-    bw_json_kstring(&w, "exercise", r->ex->name);
+    begin_report(&w, f, "bench", r->ex->name);
     bw_json_kstring(&w, "label", r->label);
     bw_json_kstring(&w, "status", r->status);
     if (r->error)
