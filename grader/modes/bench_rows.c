@@ -4,6 +4,7 @@
  * the grader's clock, the datasheet and the copy. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mix64.h"
@@ -30,6 +31,20 @@
 #define RULE_TIMED "all of a call's work runs before it returns or on the streams it was given"
 #define RULE_POSSIBLE "a figure must be physically possible"
 #define RULE_CLOCK "a call's figure must agree with the grader's own clock"
+
+/* A refused figure: its status, the rule it broke and why; returns -1. */
+static int refuse(bw_bench_row *row, const char *status, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int refuse(bw_bench_row *row, const char *status, const char *rule, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    row->status = status;
+    row->rule = rule;
+    row->detail = bw_format_valloc(fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 /* The baseline worker's samples of a row: enough for a steady median of
  * the spans; its calls do nothing, so they cost the kit's work alone. */
@@ -107,40 +122,31 @@ static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_r
     row->first_bad_value = r->first_bad_value;
     row->want_value = r->want_value;
     if (r->calls_bad > 0 && row->by_value) {
-        row->status = "not_recomputed";
-        row->rule = RULE_RECOMPUTE;
-        row->detail = bw_format_alloc(
+        return refuse(row, "not_recomputed", RULE_RECOMPUTE,
             "%d of %d calls after the first gave a result that does not follow their inputs "
             "(first: call %d gave %.9g, where the first, checked call gave %.9g; every other "
             "call's inputs are negated, so its result must be too): a call must compute its "
             "result from its inputs, not remember an earlier one",
             r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_value, r->want_value);
-        return -1;
     }
     if (r->calls_bad > 0) {
-        row->status = "not_recomputed";
-        row->rule = RULE_RECOMPUTE;
-        row->detail = bw_format_alloc(
+        return refuse(row, "not_recomputed", RULE_RECOMPUTE,
             "%d of %d calls after the first gave a different output than the first, checked "
             "call on the same inputs (first: call %d, arrays rotated by %d %s): a call "
             "must not reuse an earlier result or skip work at sizes it recognises",
             r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_rotation,
             row->rows > 0 ? "rows" : "elements");
-        return -1;
     }
     double limit = isfinite(row->lag_excess_ms)
                        ? fmax(LAG_EXCESS_MIN_MS, LAG_EXCESS_FRACTION * r->ms_median)
                        : LAG_ALONE_MS + LAG_EXCESS_FRACTION * r->ms_median;
     double seen = isfinite(row->lag_excess_ms) ? row->lag_excess_ms : r->lag_median_ms;
     if (seen > limit) {
-        row->status = "timing_mismatch";
-        row->rule = RULE_TIMED;
-        row->detail = bw_format_alloc(
+        return refuse(row, "timing_mismatch", RULE_TIMED,
             "the device was still busy %.3f ms after the timed region ended (median per call; "
             "%.3f ms timed): work was left on a stream the timing does not wait for "
             "(cudaStreamNonBlocking?) or launched from another thread",
             seen, r->ms_median);
-        return -1;
     }
     return 0;
 }
@@ -312,26 +318,22 @@ int measure_row(bw_runner *run, bw_runner *base, const bw_bench_opts *o,
     }
     bw_case_result_free(&res);
     if (hash != r.out_hash) {
-        row->status = "not_recomputed";
-        row->rule = RULE_RECOMPUTE;
-        row->detail = bw_format_alloc(
+        return refuse(row, "not_recomputed", RULE_RECOMPUTE,
             "the worker's hash of the checked output (%016" PRIx64 ") is not the grader's "
-            "(%016" PRIx64 "): the arrays changed after the check, or the worker was tampered with",
+            "(%016" PRIx64 "): the arrays changed after the check, or the worker was "
+            "tampered with",
             r.out_hash, hash);
-        return -1;
     }
     /* Under a profiler the spans mean nothing (its hooks delay launches). */
     if (o->profile_calls == 0) {
         /* The worker must time as many samples as asked (with fewer than
          * three there is no preparation to compare) ... */
         if (row->clock_samples < MIN_CLOCKED_SAMPLES || !isfinite(row->prep_ms)) {
-            row->status = "timing_mismatch";
-            row->rule = RULE_CLOCK;
-            row->detail = bw_format_alloc("the grader's clock saw %d timed samples; a row needs at "
-                                          "least %d (the worker's sampling was tampered with, or "
-                                          "one call takes longer than the sampling time)",
-                                          row->clock_samples, MIN_CLOCKED_SAMPLES);
-            return -1;
+            return refuse(row, "timing_mismatch", RULE_CLOCK,
+                "the grader's clock saw %d timed samples; a row needs at least %d (the "
+                "worker's sampling was tampered with, or one call takes longer than the "
+                "sampling time)",
+                row->clock_samples, MIN_CLOCKED_SAMPLES);
         }
         /* ... and nothing of the student's may run while the baseline worker
          * times: a thread or timer left behind in an idle worker could slow
@@ -364,15 +366,12 @@ static int judge_clock(const bw_reply *r, bw_bench_row *row)
     row->allowed_ms = v.allowed_ms;
     if (!bad)
         return 0;
-    row->status = "timing_mismatch";
-    row->rule = RULE_CLOCK;
-    row->detail = bw_format_alloc(
+    return refuse(row, "timing_mismatch", RULE_CLOCK,
         "the worker reported %.4f ms per call, but the grader's own clock saw %.4f ms "
         "(%.4f ms beyond a worker with no student code, plus %.4f ms more preparation "
         "than it needs): the worker's timing was tampered with, or the call's work ran "
         "before its timing started",
         r->ms_median, v.charged_ms, v.clock_ms, fmax(0.0, v.charged_ms - v.clock_ms));
-    return -1;
 }
 
 /* A measured row against the rules that need the copy's figures. */
@@ -387,9 +386,7 @@ void judge_row(const bw_reply *r, const sampling *s, const bw_bench_report *rep,
     double least_ms = bw_exercise_least_dram_bytes(ex, row->n, rep->device ? rep->device->l2_bytes : 0) /
                       (rep->peak_gbs * 1e9) * 1e3;
     if (isfinite(rep->peak_gbs) && !(r->ms_median >= least_ms)) {
-        row->status = "impossible";
-        row->rule = RULE_POSSIBLE;
-        row->detail = bw_format_alloc(
+        refuse(row, "impossible", RULE_POSSIBLE,
             "timed at %.4g ms (%.1f GB/s), but reading its inputs from memory at the %.1f GB/s "
             "datasheet peak takes %.4g ms even if every output byte stayed in the L2 cache: "
             "the timed call cannot have moved all its data (work left running outside the "
@@ -398,9 +395,7 @@ void judge_row(const bw_reply *r, const sampling *s, const bw_bench_report *rep,
         return;
     }
     if (isfinite(row->ratio) && row->ratio > 1.25 && r->batch_host_ms - r->batch_event_ms > 0.5) {
-        row->status = "timing_mismatch";
-        row->rule = RULE_TIMED;
-        row->detail = bw_format_alloc(
+        refuse(row, "timing_mismatch", RULE_TIMED,
             "event timing disagrees with the host clock (%.3f ms by events, %.3f ms by the "
             "host clock, %d calls): work outside the timed stream?",
             r->batch_event_ms, r->batch_host_ms, s->host_batch);

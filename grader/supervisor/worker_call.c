@@ -219,8 +219,16 @@ static char *read_capped(int fd, uint64_t pos, size_t cap, uint64_t *total)
     return buf;
 }
 
-static char *with_cut_note(char *text, uint64_t total)
+/* What a take returns: NULL when nothing was written, else the text with a
+ * note of how much was cut. */
+static char *taken_text(char *text, uint64_t total)
 {
+    if (text == NULL)
+        return NULL;
+    if (text[0] == '\0' && total == 0) {
+        free(text);
+        return NULL;
+    }
     size_t len = strlen(text);
     if (total <= len)
         return text;
@@ -244,13 +252,7 @@ char *bw_worker_take_output(bw_worker *w)
     do {
         rc = ftruncate(w->capture, 0);
     } while (rc != 0 && errno == EINTR);
-    if (text == NULL)
-        return NULL;
-    if (text[0] == '\0' && total == 0) {
-        free(text);
-        return NULL;
-    }
-    return with_cut_note(text, total);
+    return taken_text(text, total);
 }
 
 char *bw_worker_take_sanitizer_log(bw_worker *w)
@@ -263,13 +265,7 @@ char *bw_worker_take_sanitizer_log(bw_worker *w)
     /* compute-sanitizer does not append, so the file is never truncated;
      * everything up to its current end counts as taken. */
     w->san_pos += total;
-    if (text == NULL)
-        return NULL;
-    if (text[0] == '\0' && total == 0) {
-        free(text);
-        return NULL;
-    }
-    return with_cut_note(text, total);
+    return taken_text(text, total);
 }
 
 int bw_worker_alive(const bw_worker *w)

@@ -42,16 +42,11 @@ bands:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_ORDER_COLS=0
 v16x16:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=1
 v32x8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LC=8,-DBW_VEC_MIN_BLOCKS=1
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
-# ONLY="saxpy transpose": just those exercises' implementations.
-if [ -n "${ONLY:-}" ]; then
-    IMPLS=$(for line in $IMPLS; do IFS=: read -r _ ex _ _ <<< "$line"
-        case " $ONLY " in *" $ex "*) echo "$line" ;; esac; done)
-fi
-# LABELS="sol flat": just the implementations with those labels.
-if [ -n "${LABELS:-}" ]; then
-    IMPLS=$(for line in $IMPLS; do IFS=: read -r label _ _ _ <<< "$line"
-        case " $LABELS " in *" $label "*) echo "$line" ;; esac; done)
-fi
+# ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
+# implementations with those labels.
+IMPLS=$(for line in $IMPLS; do IFS=: read -r label ex _ _ <<< "$line"
+    case " ${ONLY:-$ex} " in *" $ex "*) ;; *) continue ;; esac
+    case " ${LABELS:-$label} " in *" $label "*) echo "$line" ;; esac; done)
 # Sizes: all for sol and cub; the first VAR_SIZES of each for the variants.
 declare -A SIZES=(
   [saxpy]="268435455 67108869"

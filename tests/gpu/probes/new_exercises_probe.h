@@ -273,18 +273,13 @@ struct Timer {
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
     }
-    // Median milliseconds of call(), each after an L2 flush.
-    double median_ms(const std::function<void()>& call)
+    // Median milliseconds of `calls` back-to-back calls between one pair of
+    // events, each sample after an L2 flush. PROBE_RANGES=profiler or nvtx:
+    // each sample in a range that ncu can be told to profile alone
+    // (--profile-from-start off, as the kit's crosscheck does; or --nvtx
+    // --nvtx-include timed/), opened after the flush is launched.
+    double median_span(const std::function<void()>& call, int calls)
     {
-        for (int i = 0; i < kWarmup; ++i) {
-            call();
-            CK(cudaGetLastError());
-        }
-        CK(cudaDeviceSynchronize());
-        // PROBE_RANGES=profiler or nvtx: each timed call in a range that ncu
-        // can be told to profile alone (--profile-from-start off, as the
-        // kit's crosscheck does; or --nvtx --nvtx-include timed/), opened
-        // after the flush is launched.
         const char* ranges = std::getenv("PROBE_RANGES");
         const bool prof = ranges && std::string(ranges) == "profiler";
         const bool nvtx = ranges && std::string(ranges) == "nvtx";
@@ -297,7 +292,8 @@ struct Timer {
             if (nvtx)
                 nvtxRangePushA("timed");
             CK(cudaEventRecord(e0, 0));
-            call();
+            for (int j = 0; j < calls; ++j)
+                call();
             CK(cudaGetLastError());
             CK(cudaEventRecord(e1, 0));
             CK(cudaEventSynchronize(e1));
@@ -312,34 +308,27 @@ struct Timer {
         std::sort(t.begin(), t.end());
         return t[t.size() / 2];
     }
-    // PROBE_SPANS=1 only: the span of K back-to-back calls between one pair
-    // of events, after one flush, for K = 0, 1, 2, 4, 8 (median of
-    // kSamples each), printed as "SPAN|ex|label|size|offset|K|ms". The
-    // slope between K = 1 and 8 is a call's time without the events' own
-    // cost, to hold against the figure that subtracts the K = 0 span.
+    // Median milliseconds of call(), after kWarmup untimed calls.
+    double median_ms(const std::function<void()>& call)
+    {
+        for (int i = 0; i < kWarmup; ++i) {
+            call();
+            CK(cudaGetLastError());
+        }
+        CK(cudaDeviceSynchronize());
+        return median_span(call, 1);
+    }
+    // PROBE_SPANS=1 only: median_span for K = 0, 1, 2, 4, 8 calls, printed
+    // as "SPAN|ex|label|size|offset|K|ms". The slope between K = 1 and 8 is
+    // a call's time without the events' own cost, to hold against the
+    // figure that subtracts the K = 0 span.
     void spans(const std::function<void()>& call, const std::string& size, int offset)
     {
         if (!std::getenv("PROBE_SPANS"))
             return;
-        for (int k : {0, 1, 2, 4, 8}) {
-            std::vector<float> t;
-            for (int i = 0; i < kSamples; ++i) {
-                flush_read<<<g_sms * 8, 256>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
-                CK(cudaGetLastError());
-                CK(cudaEventRecord(e0, 0));
-                for (int j = 0; j < k; ++j)
-                    call();
-                CK(cudaGetLastError());
-                CK(cudaEventRecord(e1, 0));
-                CK(cudaEventSynchronize(e1));
-                float ms = 0;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                t.push_back(ms);
-            }
-            std::sort(t.begin(), t.end());
+        for (int k : {0, 1, 2, 4, 8})
             std::printf("SPAN|%s|%s|%s|%d|%d|%.5f\n", kExercise, PROBE_LABEL, size.c_str(), offset, k,
-                        t[t.size() / 2]);
-        }
+                        median_span(call, k));
         std::fflush(stdout);
     }
     // A copy of bytes_moved / 2 bytes (read once, written once), timed the same way.
