@@ -39,6 +39,16 @@
 //                  touch few rows of out                                [128]
 //   BW_VEC_ROW_ORDER_COLS  a matrix this many tiles wide or narrower goes
 //                  row by row instead                                    [32]
+//   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
+//                  8 (16 bytes) or 16 (a 32-byte sector, so that no
+//                  sector of out is written by two blocks); 32 or 64
+//                  cost more rows read than they save                   [16]
+//   BW_VEC_L2_FETCH  0, 128 or 256: loads ask the L2 to fetch that many
+//                  bytes around each miss from memory (cp.async's
+//                  .L2::NB); 0 asks nothing                             [256]
+//   BW_VEC_IN_LINE 1: load whole 128-byte lines of in (up to 7 vectors
+//                  more a row; faster at 46340^2, slower on 1048579 x
+//                  1001 and 8193 wide)                                    [0]
 // The element kernel's (thin shapes; every shape with BW_VEC=0):
 //   BW_TILE_ELEMS  elements per tile, TR * TC: 4096, 8192 or 16384     [8192]
 //   BW_BLOCK       threads per block (a multiple of 32; each thread moves
@@ -97,6 +107,15 @@
 #endif
 #ifndef BW_VEC_ROW_ORDER_COLS
 #define BW_VEC_ROW_ORDER_COLS 32
+#endif
+#ifndef BW_VEC_OUT_ALIGN
+#define BW_VEC_OUT_ALIGN 16
+#endif
+#ifndef BW_VEC_L2_FETCH
+#define BW_VEC_L2_FETCH 256
+#endif
+#ifndef BW_VEC_IN_LINE
+#define BW_VEC_IN_LINE 0
 #endif
 
 static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
@@ -212,14 +231,19 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 // The vector kernel, for a matrix with both sides long (nearly every
 // element of the large shapes). A copy moved 2 bytes at a time reaches only
 // 66 % of cudaMemcpy on the H200, 16 bytes at a time 93 %
-// (tests/gpu/probes/access_width.cu), so every global access of an inner
-// tile moves 16 bytes, eight bf16. The arrays are only 2-byte aligned and
+// (tests/gpu/probes/access_width.cu; the kit's one-vector-a-thread copy
+// kernel 97 %, tests/gpu/probes/copy_paths.cu), so every global access of
+// an inner tile moves 16 bytes, eight bf16. The arrays are only 2-byte aligned and
 // each row starts at its own place on memory's 16-byte grid, so vectors are
 // aligned to the grid, not to the tile, and shifted in registers:
 //
 //   1. Each row's piece of in (TC elements) spans TC / 8 + 1 aligned
 //      vectors; they are copied as they lie into shared memory with cp.async,
 //      which needs no registers, so all of a tile's loads are in flight at once.
+//      Each load asks the L2 to fetch the 256 bytes around a miss: a piece
+//      that starts mid-line shares its first and last lines with the
+//      tiles beside it, and fetched whole those lines cost memory one
+//      access, not two (46340^2: 2.35 -> 2.26 ms on the H200).
 //   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
 //      two neighbouring vectors, cut to the block's 8 columns (window()),
 //      then transposed in registers (byte permutes): eight pieces of 8
@@ -227,25 +251,31 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 //      consecutive pieces; each lane joins its own and the next lane's (a
 //      shuffle) into the aligned vector of out it stores.
 //
-// A block owns of each of out's rows the SR = TR - 8 elements starting at
-// r0 - e, where e (0 .. 7) puts the first of them on out's grid: so every
-// store is a whole aligned vector and no two blocks write the same 16 bytes.
-// That is why a tile holds in's rows r0 - 8 .. r0 + SR - 1: 8 rows more than
-// it owns, which the tile above reads too.
+// A block owns of each of out's rows the SR = TR - XA elements starting at
+// r0 - e, where e (0 .. XA - 1) puts the first of them on a 32-byte sector
+// (XA = 16 elements): so every store is a whole aligned vector and no two
+// blocks write the same sector. A sector written half by one block and half
+// by another costs the L2 two partial writes (46340^2: 2.39 -> 2.35 ms with
+// XA 16 rather than 8). That is why a tile holds in's rows r0 - XA .. r0 +
+// SR - 1: XA rows more than it owns, which the tile above reads too.
 //
-// Shared memory holds each row's vectors at slots swizzled by the row (slot
-// k of row i at k ^ (i / 8 % 8)): in step 2 a quarter warp reads 8 rows 8
-// apart, which without the swizzle would all sit in the same bank group.
+// Shared memory holds each row's vectors at slots rotated by the row within
+// groups of 8 (slot(): the 8 vectors of one line of in stay in one
+// 128-byte group, which cp.async needs to serve a line as one request): in
+// step 2 a quarter warp reads 8 rows 8 apart, which unrotated would all sit
+// in the same bank group.
 // Edge tiles (at the matrix's edges or the arrays' ends) run the same code
 // with every access checked, and read and write element by element where a
 // vector would reach outside the arrays.
 #if BW_VEC
 using Vec = uint4;
+#define BW_STR2(x) #x
+#define BW_STR(x) BW_STR2(x)
 
-__device__ __forceinline__ Vec shfl_vec_down(Vec x, int width)
+__device__ __forceinline__ Vec shfl_vec_down(Vec x, int delta, int width)
 {
-    return {__shfl_down_sync(0xffffffffu, x.x, 1, width), __shfl_down_sync(0xffffffffu, x.y, 1, width),
-            __shfl_down_sync(0xffffffffu, x.z, 1, width), __shfl_down_sync(0xffffffffu, x.w, 1, width)};
+    return {__shfl_down_sync(0xffffffffu, x.x, delta, width), __shfl_down_sync(0xffffffffu, x.y, delta, width),
+            __shfl_down_sync(0xffffffffu, x.z, delta, width), __shfl_down_sync(0xffffffffu, x.w, delta, width)};
 }
 
 // Elements s .. s + 7 of the 16 in lo (elements 0-7) and hi (8-15), s in
@@ -316,12 +346,16 @@ __device__ __forceinline__ Vec load_vec(const unsigned short* __restrict__ in, l
 
 constexpr int LR = BW_VEC_LR, LC = BW_VEC_LC;   // lanes per piece of a row of out and of in
 constexpr int TR = 8 * LR, TC = 8 * LC, NT = LR * LC;
-constexpr int SR = TR - 8;                       // rows of in (elements of out's rows) a tile owns
-constexpr int RP = LC + 8;                       // a tile row's slots: LC + 1 used, room to swizzle
+constexpr int XA = BW_VEC_OUT_ALIGN;             // out's pieces start on a grid of XA elements
+constexpr int SR = TR - XA;                      // rows of in (elements of out's rows) a tile owns
+constexpr int DM = BW_VEC_IN_LINE ? 63 : 7;      // in's loads start on a grid of DM + 1 elements
+constexpr int RP = LC + 8;                       // a tile row's slots: LC + 1 used (LC + 8 for lines)
 constexpr int kSmemBytes = TR * RP * (int)sizeof(Vec);
 static_assert(LC == 8 || LC == 16 || LC == 32, "BW_VEC_LC: 8, 16 or 32 lanes");
 static_assert(LR == 8 || LR == 16 || LR == 32, "BW_VEC_LR: 8, 16 or 32 lanes");
 static_assert(NT <= 1024, "BW_VEC_LR * BW_VEC_LC: at most 1024 threads");
+static_assert(XA == 8 || XA == 16 || XA == 32 || XA == 64, "BW_VEC_OUT_ALIGN: 8, 16, 32 or 64 elements");
+static_assert(SR >= XA, "a tile must own at least the rows it reads above");
 
 // One tile. Edge: the tile touches the matrix's edge or the arrays' ends,
 // and every access is checked; the others (nearly all) run without a check.
@@ -334,49 +368,81 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     const long long total = (long long)rows * cols;
     const int t = threadIdx.x;
     constexpr Vec zero = {0u, 0u, 0u, 0u};
-    // Tile row i is in's row r0 - 8 + i; its piece starts at element
-    // s_first + i * cols, d_i = (that + p_in) % 8 elements past the grid.
-    const long long s_first = (long long)(r0 - 8) * cols + c0;
-    const int d_first = (int)((s_first + p_in) & 7), d_step = cols & 7;
+    // Tile row i is in's row r0 - XA + i; its piece starts at element
+    // s_first + i * cols, d_i = (that + p_in) % (DM + 1) elements past the
+    // grid the loads start on (16 bytes; 128 with BW_VEC_IN_LINE).
+    const long long s_first = (long long)(r0 - XA) * cols + c0;
+    const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
-    // 1. in -> shared: vector k (0 .. LC) of row i holds the piece's
-    // elements 8k - d_i .. 8k - d_i + 7. A warp's lanes read whole rows;
-    // vector LC (the piece's last d_i elements, when d_i > 0) one row a thread.
-    auto copy = [&](int i, int k, bool needed) {
-        const int d = (d_first + i * d_step) & 7;
+    // 1. in -> shared: vector k of row i holds the piece's elements
+    // 8k - d_i .. 8k - d_i + 7 (k = 0 .. LC, or up to LC + 7 whole lines).
+    // A warp's lanes read whole rows; vectors LC and after (the piece's last
+    // d_i elements, when d_i % 8 > 0) one row a thread (8 lanes a row for
+    // lines). Vector k of row i sits in slot k rotated within its group of 8 by
+    // i / 8 - d_i / 8: the 8 vectors of a line fill one 128-byte group (a
+    // cp.async request per line), and in step 2 the 8 rows a quarter warp
+    // reads, 8 apart, land in 8 different banks.
+    auto slot = [&](int i, int k) {
+        const int rot = (i >> 3) - (((d_first + i * d_step) & DM) >> 3);
+        return (k & ~7) | ((k + rot) & 7);
+    };
+    auto copy = [&](int i, int k) {
+        const int d = (d_first + i * d_step) & DM;
+#if BW_VEC_IN_LINE
+        // every vector of the 128-byte lines the piece touches
+        const bool needed = 8 * k < ((d + TC + 63) & ~63);
+#else
+        const bool needed = 8 * k <= d + TC - 1;   // holds some of the piece
+#endif
         const long long g = s_first + (long long)i * cols - d + 8 * k;
-        Vec* dst = &tile[i * RP + (k ^ ((i >> 3) & 7))];
+        Vec* dst = &tile[i * RP + slot(i, k)];
+        if (!needed)
+            return;
         if constexpr (Edge) {
-            const int r = r0 - 8 + i;
-            *dst = r >= 0 && r < rows && 8 * k - d < w && needed ? load_vec(in, g, total) : zero;
-        } else if (needed) {
+            const int r = r0 - XA + i;
+            *dst = r >= 0 && r < rows && 8 * k - d < w ? load_vec(in, g, total) : zero;
+        } else {
+#if BW_VEC_L2_FETCH && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)   // cp.async: sm_80 on
+            asm volatile("cp.async.cg.shared.global.L2::" BW_STR(BW_VEC_L2_FETCH) "B [%0], [%1], 16;"
+                         :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(in + g) : "memory");
+#else
             __pipeline_memcpy_async(dst, in + g, sizeof(Vec));
+#endif
         }
     };
 #pragma unroll
     for (int i0 = 0; i0 < TR; i0 += NT / LC)
-        copy(i0 + t / LC, t % LC, true);
+        copy(i0 + t / LC, t % LC);
+#if BW_VEC_IN_LINE
+#pragma unroll
+    for (int i0 = 0; i0 < TR; i0 += NT / 8)
+        copy(i0 + t / 8, LC + t % 8);
+#else
     if (t < TR)
-        copy(t, LC, ((d_first + t * d_step) & 7) > 0);
+        copy(t, LC);
+#endif
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
 
     // 2. shared -> out. Thread (g, v) takes tile rows 8g .. 8g + 7, columns
-    // 8v .. 8v + 7; column 8v + m of that block is in's rows r0 - 8 + 8g ..
-    // r0 + 8g - 1 of out's row c0 + 8v + m. Lane g < LR - 1 stores the
-    // vector of that row holding in's rows r0 - e + 8g .. + 7: the last e
-    // elements of its own piece and the first 8 - e of the next lane's.
+    // 8v .. 8v + 7; column 8v + m of that block is in's rows r0 - XA + 8g ..
+    // r0 - XA + 8g + 7 of out's row c0 + 8v + m. Lane g < LR - XA / 8 stores
+    // the vector of that row holding in's rows r0 - e + 8g .. + 7: tile rows
+    // 8g + XA - e .., which lanes g + (XA - e) / 8 and the one after hold
+    // (for XA = 8: the last e elements of its own piece and the first 8 - e
+    // of the next lane's).
     const int g = t % LR, v = t / LR;
     Vec q[8];
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const int i = 8 * g + m;
         const Vec* row = &tile[i * RP];
-        q[m] = window(row[v ^ (g & 7)], row[(v + 1) ^ (g & 7)], (d_first + i * d_step) & 7);
+        const int d = (d_first + i * d_step) & DM, kv = v + (d >> 3);
+        q[m] = window(row[slot(i, kv)], row[slot(i, kv + 1)], d & 7);
     }
     const long long o0 = (long long)(c0 + 8 * v) * rows;         // out's row c0 + 8v
-    const int e0 = (int)((o0 + r0 + p_out) & 7), e_step = rows & 7;
+    const int e0 = (int)((o0 + r0 + p_out) & (XA - 1)), e_step = rows & (XA - 1);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const unsigned sel = (m & 1) ? 0x7632u : 0x5410u;   // high or low halves
@@ -384,12 +450,14 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
                          __byte_perm(word_of(q[2], m / 2), word_of(q[3], m / 2), sel),
                          __byte_perm(word_of(q[4], m / 2), word_of(q[5], m / 2), sel),
                          __byte_perm(word_of(q[6], m / 2), word_of(q[7], m / 2), sel)};
-        const Vec after = shfl_vec_down(col, LR);
-        if (g == LR - 1 || (Edge && 8 * v + m >= w))
-            continue;
-        const int e = (e0 + m * e_step) & 7;
+        const int e = (e0 + m * e_step) & (XA - 1);
         const int r = r0 - e + 8 * g;                 // in's row of the vector's element 0
-        const Vec x = e == 0 ? after : window(col, after, 8 - e);
+        // tile row 8g + lead holds the vector's element 0 (lane g + lead / 8)
+        const int lead = XA - e;
+        const Vec lo = shfl_vec_down(col, lead / 8, LR), hi = shfl_vec_down(col, lead / 8 + 1, LR);
+        const Vec x = (lead & 7) == 0 ? lo : window(lo, hi, lead & 7);
+        if (g >= LR - XA / 8 || (Edge && 8 * v + m >= w))
+            continue;
         unsigned short* dst = out + (o0 + (long long)m * rows + r);
         if constexpr (Edge)
             store_range(dst, x, max(0, -r), min(8, rows - r));
@@ -415,9 +483,11 @@ transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, un
     unsigned int tile_r, tile_c;
     tile_of(blockIdx.x, tiles_r, tiles_c, band, &tile_r, &tile_c);
     const int r0 = (int)(tile_r * SR), c0 = (int)(tile_c * TC);
-    // Inside: rows r0 - 8 .. r0 + SR - 1 and the row after them exist, so
-    // every vector read (up to 15 elements past a piece) lies in in.
-    if (tile_r > 0 && r0 + SR < rows && c0 + TC <= cols)
+    // Inside: rows r0 - XA .. r0 + SR - 1 and the row after them exist and
+    // the last row's loads (up to DM + 1 elements past its piece) end
+    // inside in, so every vector read lies in in.
+    if (tile_r > 0 && r0 + SR < rows && c0 + TC <= cols &&
+        (long long)(r0 + SR - 1) * cols + c0 + TC + DM + 1 <= (long long)rows * cols)
         move_tile<false>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
     else
         move_edge_tile(tile, rows, cols, r0, c0, p_in, p_out, in, out);
@@ -435,12 +505,13 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
             return err;
         set_for = dev;
     }
-    // Each array's first element on memory's 16-byte grid (0 .. 7).
-    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 8);
-    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 8);
-    // A tile's piece of an out row can start up to 7 rows early, so the
-    // tiles reach up to 7 rows past the last.
-    const long long tiles_r = ((long long)rows + 7 + SR - 1) / SR;
+    // Each array's first element on memory's 128-byte grid (0 .. 63); the
+    // kernel takes what its grids need (a 16-byte vector, a sector, a line).
+    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 64);
+    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 64);
+    // A tile's piece of an out row can start up to XA - 1 rows early, so
+    // the tiles reach up to XA - 1 rows past the last.
+    const long long tiles_r = ((long long)rows + XA - 1 + SR - 1) / SR;
     const long long tiles_c = ((long long)cols + TC - 1) / TC;
     // The blocks running at once should cover a compact patch of both
     // arrays: a short tile row (few columns) row by row, else in bands.

@@ -41,6 +41,9 @@ band32:transpose:solutions/transpose/transpose.cu:-DBW_VEC_BAND=32
 bands:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_ORDER_COLS=0
 v16x16:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=1
 v32x8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LC=8,-DBW_VEC_MIN_BLOCKS=1
+xa8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_OUT_ALIGN=8,-DBW_VEC_L2_FETCH=0
+nofetch:transpose:solutions/transpose/transpose.cu:-DBW_VEC_L2_FETCH=0
+line:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
