@@ -11,32 +11,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            std::printf("FATAL %s: %s\n", #x, cudaGetErrorString(e_));                 \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
-
-template <typename T>
-__global__ void copy_kernel(const T* __restrict__ src, T* __restrict__ dst, long long n)
-{
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 7 * stride < n; i += 8 * stride) {
-        T v[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            v[k] = src[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            dst[i + k * stride] = v[k];
-    }
-    for (; i < n; i += stride)
-        dst[i] = src[i];
-}
+#include "copy_probe.h"
 
 __global__ void flush_kernel(const int4* p, long long n, int* sink)
 {

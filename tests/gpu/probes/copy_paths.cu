@@ -6,7 +6,7 @@
 // Asks why a kernel that reads and writes each byte once (the transpose)
 // stops short of cudaMemcpy on the H200 (docs/BENCHMARKS.md, transpose).
 //   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/probes/copy_paths.cu -o /tmp/cp && /tmp/cp [GiB]
-//   PROBE_ONLY=name: time only that variant once, inside cudaProfilerStart/Stop
+//   PROBE_ONLY=name: only that variant, once after a warm-up, inside cudaProfilerStart/Stop
 //   (for ncu --replay-mode app-range or kernel profiling).
 #include <algorithm>
 #include <cstdint>
@@ -20,14 +20,7 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            std::printf("FATAL %s: %s\n", #x, cudaGetErrorString(e_));                 \
-            std::exit(1);                                                              \
-        }                                                                              \
-    } while (0)
+#include "copy_probe.h"
 
 // One 16-byte vector a thread, 1024 threads a block (the kit's copy kernel).
 template <int kLoad, int kStore>
@@ -54,24 +47,6 @@ __global__ void __launch_bounds__(1024) one_vec(const uint4* __restrict__ s, uin
         asm volatile("{ .reg .b64 p; createpolicy.fractional.L2::evict_first.b64 p, 1.0;\n"
                      "st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, p; }"
                      :: "l"(d + i), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
-}
-
-// A grid-stride loop with 8 vectors in flight a thread.
-__global__ void grid_stride(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n)
-{
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 7 * stride < n; i += 8 * stride) {
-        uint4 v[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            v[k] = s[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            d[i + k * stride] = v[k];
-    }
-    for (; i < n; i += stride)
-        d[i] = s[i];
 }
 
 // Each block copies contiguous chunks of CHUNK vectors, a persistent grid
@@ -136,42 +111,39 @@ struct Ctx {
     int sms;
 };
 
+static size_t blocks_of(const Ctx& c, size_t per_block) { return (c.n + per_block - 1) / per_block; }
+
+// Each variant: its name and how it is launched on c.
+struct Variant {
+    const char* name;
+    void (*launch)(const Ctx& c);
+};
+static const Variant kVariants[] = {
+    {"cudaMemcpy", [](const Ctx& c) { CK(cudaMemcpyAsync(c.d, c.s, c.n * 16, cudaMemcpyDeviceToDevice)); }},
+    {"one_vec", [](const Ctx& c) { one_vec<0, 0><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"ld256B", [](const Ctx& c) { one_vec<1, 0><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"ldEF", [](const Ctx& c) { one_vec<2, 0><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"stcs", [](const Ctx& c) { one_vec<0, 1><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"stEF", [](const Ctx& c) { one_vec<0, 2><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"ldEF_stEF", [](const Ctx& c) { one_vec<2, 2><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
+    {"gs8x256", [](const Ctx& c) { copy_kernel<uint4><<<c.sms * 8, 256>>>(c.s, c.d, (long long)c.n); }},
+    {"chunk4k", [](const Ctx& c) { chunks<4096><<<c.sms * 4, 512>>>(c.s, c.d, c.n); }},
+    {"chunk8k", [](const Ctx& c) { chunks<8192><<<c.sms * 2, 512>>>(c.s, c.d, c.n); }},
+    {"bulk16k", [](const Ctx& c) { bulk<16384><<<blocks_of(c, 1024), 32, 16384>>>(c.s, c.d, c.n); }},
+    {"bulk48k", [](const Ctx& c) { bulk<49152><<<blocks_of(c, 3072), 32, 49152>>>(c.s, c.d, c.n); }},
+};
+
 static void launch(const char* name, const Ctx& c)
 {
-    const size_t b1024 = (c.n + 1023) / 1024;
-    if (!std::strcmp(name, "cudaMemcpy"))
-        CK(cudaMemcpyAsync(c.d, c.s, c.n * 16, cudaMemcpyDeviceToDevice));
-    else if (!std::strcmp(name, "one_vec"))
-        one_vec<0, 0><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "ld256B"))
-        one_vec<1, 0><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "ldEF"))
-        one_vec<2, 0><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "stcs"))
-        one_vec<0, 1><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "stEF"))
-        one_vec<0, 2><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "ldEF_stEF"))
-        one_vec<2, 2><<<b1024, 1024>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "gs8x256"))
-        grid_stride<<<c.sms * 8, 256>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "chunk4k"))
-        chunks<4096><<<c.sms * 4, 512>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "chunk8k"))
-        chunks<8192><<<c.sms * 2, 512>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "bulk16k"))
-        bulk<16384><<<(c.n * 16 + 16383) / 16384, 32, 16384>>>(c.s, c.d, c.n);
-    else if (!std::strcmp(name, "bulk48k"))
-        bulk<49152><<<(c.n * 16 + 49151) / 49152, 32, 49152>>>(c.s, c.d, c.n);
-    else {
-        std::printf("FATAL unknown variant %s\n", name);
-        std::exit(1);
-    }
-    CK(cudaGetLastError());
+    for (const Variant& v : kVariants)
+        if (!std::strcmp(name, v.name)) {
+            v.launch(c);
+            CK(cudaGetLastError());
+            return;
+        }
+    std::printf("FATAL unknown variant %s\n", name);
+    std::exit(1);
 }
-
-static const char* kNames[] = {"cudaMemcpy", "one_vec", "ld256B", "ldEF", "stcs", "stEF",
-                               "ldEF_stEF", "gs8x256", "chunk4k", "chunk8k", "bulk16k", "bulk48k"};
 
 static double median_ms(const char* name, const Ctx& c, int reps)
 {
@@ -218,7 +190,8 @@ int main(int argc, char** argv)
     }
 
     const double memcpy_ms = median_ms("cudaMemcpy", c, 9);
-    for (const char* name : kNames) {
+    for (const Variant& v : kVariants) {
+        const char* name = v.name;
         double ms = !std::strcmp(name, "cudaMemcpy") ? memcpy_ms : median_ms(name, c, 9);
         // each variant checked once: the destination must equal the source
         CK(cudaMemset(c.d, 0, c.n * 16));
