@@ -382,8 +382,8 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     // i / 8 - d_i / 8: the 8 vectors of a line fill one 128-byte group (a
     // cp.async request per line), and in step 2 the 8 rows a quarter warp
     // reads, 8 apart, land in 8 different banks.
-    auto slot = [&](int i, int k) {
-        const int rot = (i >> 3) - (((d_first + i * d_step) & DM) >> 3);
+    auto slot = [](int i, int d, int k) {
+        const int rot = (i >> 3) - (d >> 3);
         return (k & ~7) | ((k + rot) & 7);
     };
     auto copy = [&](int i, int k) {
@@ -394,10 +394,10 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
 #else
         const bool needed = 8 * k <= d + TC - 1;   // holds some of the piece
 #endif
-        const long long g = s_first + (long long)i * cols - d + 8 * k;
-        Vec* dst = &tile[i * RP + slot(i, k)];
         if (!needed)
             return;
+        const long long g = s_first + (long long)i * cols - d + 8 * k;
+        Vec* dst = &tile[i * RP + slot(i, d, k)];
         if constexpr (Edge) {
             const int r = r0 - XA + i;
             *dst = r >= 0 && r < rows && 8 * k - d < w ? load_vec(in, g, total) : zero;
@@ -439,7 +439,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
         const int i = 8 * g + m;
         const Vec* row = &tile[i * RP];
         const int d = (d_first + i * d_step) & DM, kv = v + (d >> 3);
-        q[m] = window(row[slot(i, kv)], row[slot(i, kv + 1)], d & 7);
+        q[m] = window(row[slot(i, d, kv)], row[slot(i, d, kv + 1)], d & 7);
     }
     const long long o0 = (long long)(c0 + 8 * v) * rows;         // out's row c0 + 8v
     const int e0 = (int)((o0 + r0 + p_out) & (XA - 1)), e_step = rows & (XA - 1);
