@@ -318,8 +318,10 @@ report:;
     bw_runner_close(base);   /* before run: it borrows run's shared memory */
     bw_runner_close(run);
     free(base_path);
-    for (int i = 0; i < n_rows; i++)
+    for (int i = 0; i < n_rows; i++) {
         free(rows[i].detail);
+        free(rows[i].clock_first_refusal);
+    }
     free(rows);
     free(specs);
     free(rep.copy.detail);

@@ -427,7 +427,7 @@ void init_row(bw_bench_row *row, const bw_exercise *ex, row_spec spec)
 }
 
 /* The preparation the clock compares varies between two runs of one row
- * by up to 0.17 ms on the H200 (docs/SECURITY.md): a row the clock
+ * (docs/SECURITY.md): a row the clock
  * refused is timed once more, in a fresh worker beside a fresh calibration,
  * and stays refused only if it fails again (a forged timing fails every
  * time). Under a profiler the clock judges nothing. */
@@ -453,7 +453,9 @@ void retry_if_clock_refused(bw_runner *run, bw_runner *base, const bw_bench_opts
             row->detail = both;
         }
     }
-    free(first_detail);
+    /* Kept whatever the retry gave: a row that passed its retry still
+     * shows, in the JSON, what the clock saw the first time. */
+    row->clock_first_refusal = first_detail;
 }
 
 /* Which rows fit (the images, a device copy of each array's data, and the

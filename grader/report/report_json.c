@@ -260,6 +260,7 @@ static void write_row(bw_json *w, const bw_bench_row *row)
         bw_json_knumber_or_null(w, "charged_ms", row->charged_ms);
         bw_json_knumber_or_null(w, "least_accepted_ms", row->allowed_ms);
         bw_json_kbool(w, "retried", row->clock_retried);
+        bw_json_kstring(w, "first_refusal", row->clock_first_refusal);
         bw_json_end_object(w);
     } else {
         bw_json_null(w);

@@ -79,6 +79,8 @@ typedef struct {
      * the student's worker and of the baseline worker on the same row */
     int clocked;                    /* these fields are filled */
     int clock_retried;              /* timed a second time after the clock refused it */
+    char *clock_first_refusal;      /* malloc'd: the refused first timing's detail when
+                                       the row was timed again, whatever the retry gave */
     int clock_samples, base_clock_samples;
     double span_ms, prep_ms, base_span_ms, base_prep_ms;
     double clock_ms, charged_ms, allowed_ms; /* bench_witness.h's verdict; NAN: none */

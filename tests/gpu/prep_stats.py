@@ -20,3 +20,5 @@ for f in sys.argv[1:]:
             print(f"{b['exercise']:10} {b['label']:8} {r['n']:>10} {r['offset']} {r['status']:16} "
                   f"ms {r.get('ms_median') or 0:.4f} prep {p or 0:.3f} base {bp or 0:.3f} "
                   f"excess {(p or 0) - (bp or 0):+.3f} retried {c.get('retried')}")
+            if c.get('first_refusal'):
+                print(f"    first time: {c['first_refusal'][:300]}")

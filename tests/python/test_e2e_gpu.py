@@ -8,6 +8,7 @@ Without one, every test here is skipped with the reason "no CUDA device"
 import contextlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,28 @@ class GpuEndToEnd(unittest.TestCase):
             rc, doc, out = run_py("benchmark", *names, "--solutions", "--quick")
             self.assertEqual(rc, 0, out)
             self.assertFalse([line for line in out.splitlines() if line.startswith("why ")], out)
+
+    def test_the_benchmark_check_kernels_match_the_cpu(self):
+        # The benchmark rewrites every array rotated before each call and
+        # hashes it after (grader/worker/sample_check.cu, 16-byte accesses
+        # shifted in registers). Its probe checks both against the CPU, bit
+        # for bit, over lengths 1 to 2^20 + 3, offsets 0 to 7 and matrices:
+        # a wrong shift, a lost partial vector at either end or a hash
+        # index off by one fails here, not as every benchmark row's
+        # "wrong output".
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = str(Path(tmp) / "sample_check_probe")
+            p = subprocess.run([nvcc, "-O2", "-std=c++17", "-Igrader/protocol", "-Igrader/worker",
+                                "tests/gpu/probes/sample_check_probe.cu", "grader/worker/sample_check.cu",
+                                "-o", exe], capture_output=True, text=True, cwd=ROOT, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            p = subprocess.run([exe, "check"], capture_output=True, text=True, timeout=600)
+        m = re.search(r"CHECK sample_check pass (\d+) of (\d+)", p.stdout)
+        self.assertIsNotNone(m, p.stdout[-3000:] + p.stderr)
+        self.assertEqual(m[1], m[2], p.stdout[-3000:])
+        self.assertGreater(int(m[2]), 1000)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:])
 
     def test_stubs_report_not_implemented(self):
         stubs = [n for n in exercises.names(ROOT)

@@ -259,6 +259,21 @@ START_TEST(array_hash_of_wide_elements)
 }
 END_TEST
 
+/* The term's value is pinned: the worker's kernels (grader/worker/
+ * sample_check.cu) build it from bw_hash_base and bw_hash_term_at, the
+ * grader from bw_hash_term, and both must give the value the formula in
+ * mix64.h gave before it was split (computed apart, in Python). Catches a
+ * split that drops the index's upper half, the array or the key's upper half. */
+START_TEST(hash_term_pinned)
+{
+    const uint64_t key = 0x0123456789ABCDEFULL;
+    ck_assert_uint_eq(bw_hash_term(key, 2, 0x100000005ULL, 0xBEEF), 0xab8778aabbe6e2ULL);
+    ck_assert_uint_eq(bw_hash_term(key, 0, 7, 0), 0xc05e9d4216b151ULL);
+    ck_assert_uint_eq(bw_hash_term_at(bw_hash_base(key, 2, 1u), 5u, (uint32_t)(key >> 32), 0xBEEF),
+                      0xab8778aabbe6e2ULL);
+}
+END_TEST
+
 /* The check's race fingerprint: pieces of any split add up to the whole,
  * one changed element anywhere (even by 0x8000, the sign bit) or two swapped
  * ones change it, and the key matters. Catches a hash whose K_i is even
@@ -322,6 +337,7 @@ int main(void)
     tcase_add_test(t, shifted_guard_detected);
     tcase_add_test(t, images_hash_matches_terms);
     tcase_add_test(t, array_hash_of_wide_elements);
+    tcase_add_test(t, hash_term_pinned);
     tcase_add_test(t, race_hash_splits_and_changes);
     suite_add_tcase(s, t);
     return bw_run_suite(s);

@@ -664,6 +664,30 @@ START_TEST(bench_json)
     s = cap_close(&c);
     HAS(s, "\"copy\": null");
     free(s);
+
+    /* A row the clock refused once and passed on its retry: the JSON keeps
+     * what the clock saw the first time (a report that dropped it would
+     * hide how close an honest row came to losing its figure). */
+    rows[0].clocked = 1;
+    rows[0].clock_samples = 40;
+    rows[0].base_clock_samples = 20;
+    rows[0].span_ms = 0.61;
+    rows[0].base_span_ms = 0.01;
+    rows[0].prep_ms = 2.1;
+    rows[0].base_prep_ms = 2.0;
+    rows[0].clock_ms = 0.6;
+    rows[0].charged_ms = 0.65;
+    rows[0].allowed_ms = 0.6175;
+    rows[0].clock_retried = 1;
+    rows[0].clock_first_refusal = strdup("the worker reported 0.6000 ms per call, but ...");
+    ck_assert_int_eq(bw_report_bench_json_to(cap_open(&c), &b), 0);
+    s = cap_close(&c);
+    HAS(s, "\"clock_check\": {\"samples\": 40, \"baseline_samples\": 20, \"span_ms\": 0.61, "
+           "\"baseline_span_ms\": 0.01, \"prep_ms\": 2.1, \"baseline_prep_ms\": 2.0, \"clock_ms\": 0.6, "
+           "\"charged_ms\": 0.65, \"least_accepted_ms\": 0.6175, \"retried\": true, "
+           "\"first_refusal\": \"the worker reported 0.6000 ms per call, but ...\"}");
+    free(s);
+    free(rows[0].clock_first_refusal);
     free(rows[1].detail);
 }
 END_TEST
