@@ -16,6 +16,11 @@
 //                           one pair of events ("SPAN|..." lines)
 //   PROBE_RANGES=profiler   each timed call inside cudaProfilerStart/Stop
 //   PROBE_RANGES=nvtx       ... or inside an NVTX range "timed" (for ncu)
+//   PROBE_DIRTY=1           reduce_sum: rewrite the input before each
+//                           sample's flush, as the kit's worker does
+//   PROBE_RESET=1           before each sample's flush, reset the L2's
+//                           persisting lines and set-aside, as the kit's
+//                           worker does (bw_reset_device_state)
 //
 // Inputs are a hash of the element index (the CPU recomputes any element
 // without a copy of the array), never all zeros. Arrays sit kGuard bytes into

@@ -262,6 +262,9 @@ struct Timer {
     size_t flush_bytes = 0;
     unsigned* sink = nullptr;
     cudaEvent_t e0{}, e1{};
+    // PROBE_DIRTY=1 only: run before each sample's flush (as the kit's worker
+    // rewrites the inputs, rotated, before each call): dirty lines in the L2.
+    std::function<void()> prep;
     Timer()
     {
         int l2 = 0;
@@ -284,7 +287,18 @@ struct Timer {
         const bool prof = ranges && std::string(ranges) == "profiler";
         const bool nvtx = ranges && std::string(ranges) == "nvtx";
         std::vector<float> t;
+        const bool dirty = prep && std::getenv("PROBE_DIRTY");
+        const bool reset = std::getenv("PROBE_RESET") != nullptr;
         for (int i = 0; i < kSamples; ++i) {
+            if (dirty) {
+                prep();
+                CK(cudaDeviceSynchronize());
+            }
+            if (reset) {   // what the kit's worker does before each call (bw_reset_device_state)
+                CK(cudaCtxResetPersistingL2Cache());
+                CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+                CK(cudaDeviceSynchronize());
+            }
             flush_read<<<g_sms * 8, 256>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
             CK(cudaGetLastError());
             if (prof)

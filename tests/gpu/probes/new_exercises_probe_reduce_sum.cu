@@ -153,10 +153,12 @@ void time_all(int argc, char** argv)
         CK(cudaGetLastError());
         const auto* x = static_cast<const nv_bfloat16*>(X.ptr());
         float* sum = static_cast<float*>(S.ptr());
+        tm.prep = [&] { fill_bf16<<<grid_for(n), 256>>>(static_cast<uint16_t*>(X.ptr()), n, 8, 0); };
         const double ms = tm.median_ms([&] { reduce_sum((int)n, x, sum); });
         const double copy = tm.copy_ms(bytes);
         print_row(std::to_string(n), off, bytes, ms, copy);
         tm.spans([&] { reduce_sum((int)n, x, sum); }, std::to_string(n), off);
+        tm.prep = nullptr;
     }
 }
 
