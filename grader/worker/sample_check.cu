@@ -19,37 +19,31 @@ int grid_blocks()
     return blocks;
 }
 
-// Where element i of the rotated array came from in the unrotated one:
-// whole rows move (rows), or elements within each row.
+// An array rotated within each row (a matrix whose transpose is checked):
+// where element i came from. A vector and whole rows move as one flat run,
+// by the vector kernels below (flat_shift).
 struct Axis {
-    int64_t outer, inner, r;
-    bool rows;
+    int64_t inner, r;
     __device__ int64_t source(int64_t i) const
     {
-        if (outer == 1) {   // a vector: the common case, no division
-            int64_t j = i + r;
-            return j < inner ? j : j - inner;
-        }
-        int64_t row = i / inner, col = i - row * inner;
-        if (rows) {
-            row += r;
-            row = row < outer ? row : row - outer;
-        } else {
-            col += r;
-            col = col < inner ? col : col - inner;
-        }
-        return row * inner + col;
+        int64_t row = i / inner, col = i - row * inner + r;
+        return row * inner + (col < inner ? col : col - inner);
     }
 };
 
-Axis axis_of(const bw_array_geom *g, int64_t r)
+// A 1-D rotation of g by r elements (a vector, or whole rows: row i + r is
+// element i + r * inner); -1 for one within rows.
+int64_t flat_shift(const bw_array_geom *g, int64_t r)
 {
-    Axis a;
-    a.outer = g->outer > 0 ? g->outer : 1;
-    a.inner = g->count / a.outer;
-    a.r = r;
-    a.rows = (g->flags & BW_ARRAY_ROTATE_OUTER) != 0;
-    return a;
+    const int64_t outer = g->outer > 0 ? g->outer : 1;
+    if (outer == 1)
+        return r;
+    return (g->flags & BW_ARRAY_ROTATE_OUTER) ? r * (g->count / outer) : -1;
+}
+
+Axis within_rows(const bw_array_geom *g, int64_t r)
+{
+    return Axis{g->count / (g->outer > 0 ? g->outer : 1), r};
 }
 
 // Each thread keeps kInFlight loads in flight: with one, rotating and hashing
@@ -284,12 +278,6 @@ cudaError_t by_elem(uint32_t elem_bytes, F f)
     return cudaGetLastError();
 }
 
-// A 1-D rotation (a vector, or whole rows) by this many elements; -1: none.
-int64_t flat_shift(const Axis &ax)
-{
-    return ax.outer == 1 ? ax.r : ax.rows ? ax.r * ax.inner : -1;
-}
-
 } // namespace
 
 extern "C" cudaError_t bw_rotate_array(void *dst, const void *src, const bw_array_geom *g,
@@ -297,8 +285,7 @@ extern "C" cudaError_t bw_rotate_array(void *dst, const void *src, const bw_arra
 {
     if (g->count <= 0)
         return cudaSuccess;
-    const Axis ax = axis_of(g, r);
-    const int64_t by = flat_shift(ax);
+    const int64_t by = flat_shift(g, r);
     return by_elem(g->elem_bytes, [&](auto zero) {
         using T = decltype(zero);
         T *d = static_cast<T *>(dst);
@@ -306,7 +293,8 @@ extern "C" cudaError_t bw_rotate_array(void *dst, const void *src, const bw_arra
         if (by >= 0)
             rotate_vec_kernel<<<grid_blocks(), 256>>>(d, s, g->count, by, static_cast<T>(flip));
         else
-            rotate_kernel<<<grid_blocks(), 256>>>(d, s, g->count, ax, static_cast<T>(flip));
+            rotate_kernel<<<grid_blocks(), 256>>>(d, s, g->count, within_rows(g, r),
+                                                    static_cast<T>(flip));
     });
 }
 
@@ -315,14 +303,13 @@ extern "C" cudaError_t bw_hash_array(const void *a, const bw_array_geom *g, int6
 {
     if (g->count <= 0)
         return cudaSuccess;
-    const Axis ax = axis_of(g, r);
-    const int64_t by = flat_shift(ax);
+    const int64_t by = flat_shift(g, r);
     return by_elem(g->elem_bytes, [&](auto zero) {
         using T = decltype(zero);
         const T *p = static_cast<const T *>(a);
         if (by >= 0)
             hash_vec_kernel<<<grid_blocks(), 256>>>(p, g->count, by, key, array, acc);
         else
-            hash_kernel<<<grid_blocks(), 256>>>(p, g->count, ax, key, array, acc);
+            hash_kernel<<<grid_blocks(), 256>>>(p, g->count, within_rows(g, r), key, array, acc);
     });
 }
