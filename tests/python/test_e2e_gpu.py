@@ -147,6 +147,30 @@ class GpuEndToEnd(unittest.TestCase):
         self.assertGreater(int(m[2]), 1000)
         self.assertEqual(p.returncode, 0, p.stdout[-3000:])
 
+    def test_a_profiled_run_without_copies_starts_no_baseline_worker(self):
+        # Under ncu a second CUDA process, even an idle one, slowed the
+        # profiled kernel (grader/modes/bench_mode.c), so `run.py crosscheck`'s
+        # profiled run (--profile-calls, --no-copy) must start no baseline
+        # worker: one that cannot start is no error there. With the copies
+        # it is needed, and its failure is reported.
+        names = [n for n in exercises.names(ROOT) if build.has_solution(ROOT, n)]
+        if not names:
+            self.skipTest("no solutions/ in this copy of the kit")
+        ex = names[0]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            plan = build.prepare([ex], "solution", root=ROOT)
+        w = plan.workers[0]
+        self.assertTrue(w.ok, out.getvalue())
+        base = [str(plan.bwgrade), "bench", ex, "--worker", str(w.path), "--quick", "--sizes",
+                "4099", "--offsets", "1", "--profile-calls", "1",
+                "--baseline-worker", "/nonexistent/bw_worker_baseline", "--json", "-"]
+        p = subprocess.run(base + ["--no-copy"], capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertEqual([r["status"] for r in json.loads(p.stdout)["rows"]], ["ok"], p.stdout[-3000:])
+        p = subprocess.run(base, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 3, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertIn("the baseline worker /nonexistent/bw_worker_baseline would not start", p.stderr)
+
     def test_stubs_report_not_implemented(self):
         stubs = [n for n in exercises.names(ROOT)
                  if "TODO" in (ROOT / "exercises" / n / f"{n}.cu").read_text(errors="replace")]
