@@ -206,7 +206,7 @@ int bw_bench_main(const bw_bench_opts *o)
     /* The copies and the grader's clock need a worker with no student code;
      * a profiled run without copies needs none, and starts none: under ncu,
      * a second CUDA process made reduce_sum's kernel at 2^26 + 5 write 2.5 MB
-     * to DRAM and take 1.3 us (4 %) longer (H200; docs/BENCHMARKS.md). */
+     * to DRAM and take about 4 % longer (H200; docs/BENCHMARKS.md). */
     if (run && (o->profile_calls == 0 || !o->no_copy)) {
         base_path = o->baseline_worker ? NULL : bw_path_beside_self("bw_worker_baseline");
         const char *bp = o->baseline_worker ? o->baseline_worker : base_path;
