@@ -652,7 +652,7 @@ void bw_report_bench_footer(FILE *f, const bw_bench_report *r)
     int bad = r->n_rows - ok - skipped;
     if (bad == 0)
         fprintf(f, "  %d of %d sizes measured%s\n", ok, r->n_rows,
-                skipped ? " (the others do not fit in memory here)" : "");
+                skipped ? " (the rest skipped: the reason is under each)" : "");
     else
         fprintf(f, "  %d of %d sizes without a figure: see their status above\n", bad, r->n_rows);
     fflush(f);

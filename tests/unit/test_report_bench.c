@@ -91,6 +91,17 @@ START_TEST(bench_text)
     HAS(s, "1 of 3 sizes without a figure");
     free(s);
 
+    /* Only skipped rows besides the measured ones: a row is skipped for
+     * more reasons than memory (the worker refused it, say), so the footer
+     * names none and points at each row's own. */
+    rows[1].status = "ok";
+    f = cap_open(&c);
+    bw_report_bench_footer(f, &b);
+    s = cap_close(&c);
+    HAS(s, "  2 of 3 sizes measured (the rest skipped: the reason is under each)\n");
+    free(s);
+    rows[1].status = "impossible";
+
     /* A matrix exercise's rows name their shape, not n. */
     b.ex = bw_exercise_find("transpose");
     ck_assert_ptr_nonnull(b.ex);
