@@ -82,7 +82,10 @@ static const char usage_text[] =
     "  --profile-calls K  for a profiler (ncu --profile-from-start off): after the\n"
     "                  warmup, K more calls timed as the samples are, each bracketed\n"
     "                  alone with cudaProfilerStart/Stop; then one sample only:\n"
-    "                  under a profiler the figures are not a measurement\n"
+    "                  under a profiler the figures are not a measurement; with\n"
+    "                  --no-copy too, no baseline worker is started (a\n"
+    "                  --baseline-worker path goes unused): a second CUDA\n"
+    "                  process changes what ncu measures\n"
     "\n"
     "exit status: 0 everything passed, 1 something failed, 2 usage error,\n"
     "             3 could not run (no CUDA device, worker would not start)\n";

@@ -151,6 +151,19 @@ class CrossCheckTests(unittest.TestCase):
             self.assertEqual(cmd[cmd.index(a) + 1], b)
         self.assertEqual(cmd[-2:], ["bwgrade", "bench"])
 
+    def test_the_profiled_run_has_no_copy_so_no_baseline_worker(self):
+        # Without --no-copy bwgrade would start its baseline worker beside the
+        # profiled one, and ncu's figure would move (docs/BENCHMARKS.md).
+        bench_cmd = ["bwgrade", "bench", "haxpy", "--worker", "w", "--label", "student"]
+        cmd = crosscheck.profiled_target(bench_cmd, 21, "p.json")
+        self.assertIn("--no-copy", cmd)
+        self.assertEqual(cmd[:len(bench_cmd)], bench_cmd)
+        self.assertEqual(cmd[cmd.index("--profile-calls") + 1], "21")
+        self.assertEqual(cmd[-2:], ["--json", "p.json"])
+        self.assertEqual(bench_cmd[-1], "student")   # the measured run's command is left alone
+        once = crosscheck.profiled_target(bench_cmd + ["--no-copy"], 3, "p.json")
+        self.assertEqual(once.count("--no-copy"), 1)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -153,10 +153,9 @@ class GpuEndToEnd(unittest.TestCase):
         # profiled run (--profile-calls, --no-copy) must start no baseline
         # worker: one that cannot start is no error there. With the copies
         # it is needed, and its failure is reported.
-        names = [n for n in exercises.names(ROOT) if build.has_solution(ROOT, n)]
-        if not names:
+        if not build.has_solution(ROOT, "haxpy"):
             self.skipTest("no solutions/ in this copy of the kit")
-        ex = names[0]
+        ex = "haxpy"   # a vector: --sizes takes one count
         with contextlib.redirect_stdout(io.StringIO()) as out:
             plan = build.prepare([ex], "solution", root=ROOT)
         w = plan.workers[0]

@@ -61,7 +61,7 @@ def _run(cmd: list[str], verbose: bool) -> tuple[int, str]:
 def check_worker(bwgrade: Path, ncu_path: str, ex: str, worker, args: argparse.Namespace,
                  tmp: Path) -> tuple[list[crosscheck.Row], list[str], str | None]:
     """(rows, notes, error): the measurement, the profile, and their pairing."""
-    extra = bench_extra_args(args, worker.label, peer=True, ex=ex)   # --no-copy: not needed here
+    extra = bench_extra_args(args, worker.label, peer=True, ex=ex)
     stem = tmp / f"{ex}_{worker.label}"
     base = [str(bwgrade), "bench", ex, "--worker", str(worker.path), *extra]
     rc, out = _run(base + ["--json", f"{stem}.bench.json"], args.verbose)
@@ -71,7 +71,7 @@ def check_worker(bwgrade: Path, ncu_path: str, ex: str, worker, args: argparse.N
     if bench_doc.get("status") == "wrong":
         return [], [], "wrong answers: no speed figures (run `python3 run.py test`)"
     log = f"{stem}.ncu.csv"
-    target = base + ["--profile-calls", str(args.calls), "--json", f"{stem}.profile.json"]
+    target = crosscheck.profiled_target(base, args.calls, f"{stem}.profile.json")
     rc, out = _run(crosscheck.ncu_command(ncu_path, target, log), args.verbose)
     csv_text = Path(log).read_text(errors="replace") if Path(log).exists() else ""
     profile_doc = read_json(Path(f"{stem}.profile.json"))

@@ -64,6 +64,17 @@ OPTIONS = ["--target-processes", "all", "--profile-from-start", "off",
            "--csv", "--page", "raw", "--print-units", "base"]
 
 
+def profiled_target(bench_cmd: list[str], calls: int, json_path: str) -> list[str]:
+    """The profiled run's bwgrade command: the measured run's, with `calls`
+    bracketed calls and always --no-copy. The copy is not cross-checked, and
+    without copies bwgrade starts no baseline worker: under ncu that second
+    CUDA process made reduce_sum's kernel 4 % slower (docs/BENCHMARKS.md)."""
+    cmd = list(bench_cmd)
+    if "--no-copy" not in cmd:
+        cmd.append("--no-copy")
+    return cmd + ["--profile-calls", str(calls), "--json", json_path]
+
+
 def ncu_command(ncu_path: str, target: list[str], log_file: str) -> list[str]:
     return [ncu_path, *OPTIONS, "--metrics", ",".join(METRICS), "--log-file", log_file, *target]
 
