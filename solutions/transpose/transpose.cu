@@ -39,16 +39,21 @@
 //                  touch few rows of out                                [128]
 //   BW_VEC_ROW_ORDER_COLS  a matrix this many tiles wide or narrower goes
 //                  row by row instead                                    [32]
+//   BW_VEC_ROW_LINES  1: a matrix that goes row by row, two tiles wide or
+//                  more, loads whole lines and asks for no L2 fetch (the
+//                  loads of the blocks running at once are one contiguous
+//                  stretch of in there; 1048579 x 1001: 85.5 -> 88.5 % of
+//                  the copy); 0: as the others                           [1]
 //   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
 //                  8 (16 bytes) or 16 (a 32-byte sector, so that no
 //                  sector of out is written by two blocks); 32 or 64
 //                  cost more rows read than they save                   [16]
-//   BW_VEC_L2_FETCH  0, 128 or 256: loads ask the L2 to fetch that many
-//                  bytes around each miss from memory (cp.async's
-//                  .L2::NB); 0 asks nothing                             [256]
-//   BW_VEC_IN_LINE 1: load whole 128-byte lines of in (up to 7 vectors
-//                  more a row; faster at 46340^2, slower on 1048579 x
-//                  1001 and 8193 wide)                                    [0]
+//   BW_VEC_L2_FETCH  0, 128 or 256: loads of a matrix in bands ask the L2
+//                  to fetch that many bytes around each miss from memory
+//                  (cp.async's .L2::NB); 0 asks nothing                 [256]
+//   BW_VEC_IN_LINE 1: a matrix in bands loads whole 128-byte lines of in
+//                  too (up to 7 vectors more a row; faster at 46340^2,
+//                  slower at 16384^2 and 8192 x 8193)                     [0]
 // The element kernel's (thin shapes; every shape with BW_VEC=0):
 //   BW_TILE_ELEMS  elements per tile, TR * TC: 4096, 8192 or 16384     [8192]
 //   BW_BLOCK       threads per block (a multiple of 32; each thread moves
@@ -116,6 +121,9 @@
 #endif
 #ifndef BW_VEC_IN_LINE
 #define BW_VEC_IN_LINE 0
+#endif
+#ifndef BW_VEC_ROW_LINES
+#define BW_VEC_ROW_LINES 1
 #endif
 
 static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
@@ -240,10 +248,12 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 //   1. Each row's piece of in (TC elements) spans TC / 8 + 1 aligned
 //      vectors; they are copied as they lie into shared memory with cp.async,
 //      which needs no registers, so all of a tile's loads are in flight at once.
-//      Each load asks the L2 to fetch the 256 bytes around a miss: a piece
-//      that starts mid-line shares its first and last lines with the
-//      tiles beside it, and fetched whole those lines cost memory one
-//      access, not two (46340^2: 2.35 -> 2.26 ms on the H200).
+//      In bands, each load asks the L2 to fetch the 256 bytes around a
+//      miss: a piece that starts mid-line shares its first and last lines
+//      with the tiles beside it, and fetched whole those lines cost memory
+//      one access, not two (46340^2: 2.35 -> 2.26 ms on the H200). Row by
+//      row, the blocks running at once read one stretch of in, and a tile
+//      loads the whole lines its pieces touch, with no hint (RowLoads).
 //   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
 //      two neighbouring vectors, cut to the block's 8 columns (window()),
 //      then transposed in registers (byte permutes): eight pieces of 8
@@ -264,13 +274,13 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 // 128-byte group, which cp.async needs to serve a line as one request): in
 // step 2 a quarter warp reads 8 rows 8 apart, which unrotated would all sit
 // in the same bank group.
-// Edge tiles (at the matrix's edges or the arrays' ends) run the same code
-// with every access checked, and read and write element by element where a
-// vector would reach outside the arrays.
+// Edge tiles (the first and last tile rows, and any tile whose loads would
+// reach past in's end) run the same code with every access checked, and
+// read and write element by element where a vector would reach outside the
+// arrays. The last tile column is not an edge: only its w columns inside
+// the matrix are stored.
 #if BW_VEC
 using Vec = uint4;
-#define BW_STR2(x) #x
-#define BW_STR(x) BW_STR2(x)
 
 __device__ __forceinline__ Vec shfl_vec_down(Vec x, int delta, int width)
 {
@@ -348,7 +358,6 @@ constexpr int LR = BW_VEC_LR, LC = BW_VEC_LC;   // lanes per piece of a row of o
 constexpr int TR = 8 * LR, TC = 8 * LC, NT = LR * LC;
 constexpr int XA = BW_VEC_OUT_ALIGN;             // out's pieces start on a grid of XA elements
 constexpr int SR = TR - XA;                      // rows of in (elements of out's rows) a tile owns
-constexpr int DM = BW_VEC_IN_LINE ? 63 : 7;      // in's loads start on a grid of DM + 1 elements
 constexpr int RP = LC + 8;                       // a tile row's slots: LC + 1 used (LC + 8 for lines)
 constexpr int kSmemBytes = TR * RP * (int)sizeof(Vec);
 static_assert(LC == 8 || LC == 16 || LC == 32, "BW_VEC_LC: 8, 16 or 32 lanes");
@@ -356,21 +365,56 @@ static_assert(LR == 8 || LR == 16 || LR == 32, "BW_VEC_LR: 8, 16 or 32 lanes");
 static_assert(NT <= 1024, "BW_VEC_LR * BW_VEC_LC: at most 1024 threads");
 static_assert(XA == 8 || XA == 16 || XA == 32 || XA == 64, "BW_VEC_OUT_ALIGN: 8, 16, 32 or 64 elements");
 static_assert(SR >= XA, "a tile must own at least the rows it reads above");
+static_assert(BW_VEC_L2_FETCH == 0 || BW_VEC_L2_FETCH == 128 || BW_VEC_L2_FETCH == 256,
+              "BW_VEC_L2_FETCH: 0, 128 or 256");
 
-// One tile. Edge: the tile touches the matrix's edge or the arrays' ends,
-// and every access is checked; the others (nearly all) run without a check.
-template <bool Edge>
+// How a tile's rows of in are loaded: Lines, every vector of the 128-byte
+// lines a piece touches (a cp.async request a line), else the vectors that
+// hold the piece; Fetch, the bytes the L2 is asked to fetch around a miss.
+template <bool Lines, int Fetch>
+struct Loads {
+    static constexpr bool lines = Lines;
+    static constexpr int fetch = Fetch;
+    static constexpr int DM = Lines ? 63 : 7;   // loads start on a grid of DM + 1 elements
+};
+using BandLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH>;
+using RowLoads = Loads<true, 0>;
+
+// One 16-byte cp.async from global p to shared dst, asking the L2 for
+// Fetch bytes around a miss.
+template <int Fetch>
+__device__ __forceinline__ void copy_async(Vec* dst, const unsigned short* p)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800   // cp.async and its hint: sm_80 on
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    if constexpr (Fetch == 256)
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" :: "r"(s), "l"(p) : "memory");
+    else if constexpr (Fetch == 128)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"(s), "l"(p) : "memory");
+    else
+        __pipeline_memcpy_async(dst, p, sizeof(Vec));
+#else
+    __pipeline_memcpy_async(dst, p, sizeof(Vec));
+#endif
+}
+
+// One tile, w of its columns inside the matrix (fewer than TC in the last
+// tile column). Edge: the tile touches the top or bottom of the matrix or
+// the arrays' ends, and every access is checked; the others (nearly all) run
+// without a check.
+template <bool Edge, class L>
 __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
                                           int p_out, const unsigned short* __restrict__ in,
                                           unsigned short* __restrict__ out)
 {
-    const int w = Edge ? min(TC, cols - c0) : TC;
+    constexpr int DM = L::DM;
+    const int w = min(TC, cols - c0);
     const long long total = (long long)rows * cols;
     const int t = threadIdx.x;
     constexpr Vec zero = {0u, 0u, 0u, 0u};
     // Tile row i is in's row r0 - XA + i; its piece starts at element
     // s_first + i * cols, d_i = (that + p_in) % (DM + 1) elements past the
-    // grid the loads start on (16 bytes; 128 with BW_VEC_IN_LINE).
+    // grid the loads start on (16 bytes; 128 for lines).
     const long long s_first = (long long)(r0 - XA) * cols + c0;
     const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
@@ -388,12 +432,9 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     };
     auto copy = [&](int i, int k) {
         const int d = (d_first + i * d_step) & DM;
-#if BW_VEC_IN_LINE
-        // every vector of the 128-byte lines the piece touches
-        const bool needed = 8 * k < ((d + TC + 63) & ~63);
-#else
-        const bool needed = 8 * k <= d + TC - 1;   // holds some of the piece
-#endif
+        // Lines: every vector of the 128-byte lines the piece touches; else
+        // the vectors that hold some of it.
+        const bool needed = L::lines ? 8 * k < ((d + w + 63) & ~63) : 8 * k <= d + w - 1;
         if (!needed)
             return;
         const long long g = s_first + (long long)i * cols - d + 8 * k;
@@ -402,25 +443,19 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
             const int r = r0 - XA + i;
             *dst = r >= 0 && r < rows && 8 * k - d < w ? load_vec(in, g, total) : zero;
         } else {
-#if BW_VEC_L2_FETCH && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)   // cp.async: sm_80 on
-            asm volatile("cp.async.cg.shared.global.L2::" BW_STR(BW_VEC_L2_FETCH) "B [%0], [%1], 16;"
-                         :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(in + g) : "memory");
-#else
-            __pipeline_memcpy_async(dst, in + g, sizeof(Vec));
-#endif
+            copy_async<L::fetch>(dst, in + g);
         }
     };
 #pragma unroll
     for (int i0 = 0; i0 < TR; i0 += NT / LC)
         copy(i0 + t / LC, t % LC);
-#if BW_VEC_IN_LINE
+    if constexpr (L::lines) {
 #pragma unroll
-    for (int i0 = 0; i0 < TR; i0 += NT / 8)
-        copy(i0 + t / 8, LC + t % 8);
-#else
-    if (t < TR)
+        for (int i0 = 0; i0 < TR; i0 += NT / 8)
+            copy(i0 + t / 8, LC + t % 8);
+    } else if (t < TR) {
         copy(t, LC);
-#endif
+    }
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
@@ -456,7 +491,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
         const int lead = XA - e;
         const Vec lo = shfl_vec_down(col, lead / 8, LR), hi = shfl_vec_down(col, lead / 8 + 1, LR);
         const Vec x = (lead & 7) == 0 ? lo : window(lo, hi, lead & 7);
-        if (g >= LR - XA / 8 || (Edge && 8 * v + m >= w))
+        if (g >= LR - XA / 8 || 8 * v + m >= w)
             continue;
         unsigned short* dst = out + (o0 + (long long)m * rows + r);
         if constexpr (Edge)
@@ -468,13 +503,15 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
 
 // Out of line: the checked copy is rarely run, and inlined it would double
 // the kernel's code.
+template <class L>
 __device__ __noinline__ void move_edge_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
                                             int p_out, const unsigned short* __restrict__ in,
                                             unsigned short* __restrict__ out)
 {
-    move_tile<true>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+    move_tile<true, L>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
 }
 
+template <class L>
 __global__ void __launch_bounds__(NT, BW_VEC_MIN_BLOCKS)
 transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, unsigned int band,
               int p_in, int p_out, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
@@ -485,26 +522,38 @@ transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, un
     const int r0 = (int)(tile_r * SR), c0 = (int)(tile_c * TC);
     // Inside: rows r0 - XA .. r0 + SR - 1 and the row after them exist and
     // the last row's loads (up to DM + 1 elements past its piece) end
-    // inside in, so every vector read lies in in.
-    if (tile_r > 0 && r0 + SR < rows && c0 + TC <= cols &&
-        (long long)(r0 + SR - 1) * cols + c0 + TC + DM + 1 <= (long long)rows * cols)
-        move_tile<false>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+    // inside in, so every vector read lies in in. A tile of the last tile
+    // column counts as inside: its loads past the row's end read the next
+    // row, and w keeps its stores in the matrix (run checked, that column
+    // cost 1048579 x 1001, an eighth of whose tiles are in it, 0.2-0.4 % of
+    // the time; 4194319 x 255, half of them, 7 %).
+    if (tile_r > 0 && r0 + SR < rows &&
+        (long long)(r0 + SR - 1) * cols + c0 + TC + L::DM + 1 <= (long long)rows * cols)
+        move_tile<false, L>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
     else
-        move_edge_tile(tile, rows, cols, r0, c0, p_in, p_out, in, out);
+        move_edge_tile<L>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
 }
 
-cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned short* out)
+template <class L>
+cudaError_t launch_vec_as(unsigned int blocks, int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
+                          unsigned int band, int p_in, int p_out, const unsigned short* in, unsigned short* out)
 {
     if constexpr (kSmemBytes > 48 * 1024) {   // more than 48 KB must be asked for, once a device
         static int set_for = -1;
         int dev = 0;
         cudaError_t err = cudaGetDevice(&dev);
         if (err == cudaSuccess && dev != set_for)
-            err = cudaFuncSetAttribute(transpose_vec, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+            err = cudaFuncSetAttribute(transpose_vec<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
         if (err != cudaSuccess)
             return err;
         set_for = dev;
     }
+    transpose_vec<L><<<blocks, NT, kSmemBytes>>>(rows, cols, tiles_r, tiles_c, band, p_in, p_out, in, out);
+    return cudaPeekAtLastError();
+}
+
+cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned short* out)
+{
     // Each array's first element on memory's 128-byte grid (0 .. 63); the
     // kernel takes what its grids need (a 16-byte vector, a sector, a line).
     const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 64);
@@ -515,10 +564,18 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     const long long tiles_c = ((long long)cols + TC - 1) / TC;
     // The blocks running at once should cover a compact patch of both
     // arrays: a short tile row (few columns) row by row, else in bands.
-    const unsigned int band = tiles_c <= BW_VEC_ROW_ORDER_COLS ? 1u : BW_VEC_BAND;
-    transpose_vec<<<(unsigned int)(tiles_r * tiles_c), NT, kSmemBytes>>>(
-        rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
-    return cudaPeekAtLastError();
+    const bool row_order = tiles_c <= BW_VEC_ROW_ORDER_COLS;
+    const unsigned int band = row_order ? 1u : BW_VEC_BAND;
+    const unsigned int blocks = (unsigned int)(tiles_r * tiles_c);
+    // Row by row, the blocks running at once read one stretch of in: whole
+    // lines then cost memory nothing more, and a fetch hint only adds L2
+    // traffic. One tile column (a piece shorter than a tile) reads fewer
+    // bytes by the vector (1048579 x 17: 23.7 % of the copy, lines 21.0).
+    if (BW_VEC_ROW_LINES && row_order && tiles_c >= 2)
+        return launch_vec_as<RowLoads>(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band,
+                                       p_in, p_out, in, out);
+    return launch_vec_as<BandLoads>(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band,
+                                    p_in, p_out, in, out);
 }
 
 #endif // BW_VEC

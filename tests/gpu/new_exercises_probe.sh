@@ -24,6 +24,7 @@ T0=$SECONDS
 IMPLS="
 sol:saxpy:solutions/saxpy/saxpy.cu:
 reg:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0
+head256:saxpy:solutions/saxpy/saxpy.cu:-DBW_HEAD_ALIGN=256
 stg:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGED_BELOW_MHZ=100000
 stg1536:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGED_BELOW_MHZ=100000,-DBW_STAGE_ELEMS=1536
 regv2:saxpy:solutions/saxpy/saxpy.cu:-DBW_STAGING=0,-DBW_VECS_PER_THREAD=2
@@ -44,6 +45,7 @@ v32x8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LC=8,-DBW_VEC_MIN_BLOC
 xa8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_OUT_ALIGN=8,-DBW_VEC_L2_FETCH=0
 nofetch:transpose:solutions/transpose/transpose.cu:-DBW_VEC_L2_FETCH=0
 line:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1
+rowvec:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_LINES=0
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
