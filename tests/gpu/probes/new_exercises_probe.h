@@ -53,7 +53,13 @@ static const char* const kExercise = "transpose";
 // exercise's helpers, and unused ones with internal linkage would warn.
 namespace probe {
 
-constexpr size_t kGuard = 4096;      // bytes before and after each array
+// Bytes before and after each array: 512, as the grader places its arrays
+// (BW_GUARD_BYTES); where an array sits in its block moved saxpy's time by
+// 0.7 % (docs/BENCHMARKS.md).
+#ifndef PROBE_GUARD
+#define PROBE_GUARD 512
+#endif
+constexpr size_t kGuard = PROBE_GUARD;
 constexpr unsigned char kPoison = 0xFF;   // guards (and saxpy/reduce padding): NaN bits
 #if defined(PROBE_TRANSPOSE)
 constexpr unsigned char kOutPoison = 0xA5; // transpose's output before the call
