@@ -22,11 +22,12 @@
 // in bytes. Measured for saxpy on the H200 only (no H100 was available;
 // tests/gpu/new_exercises_probe.sh, docs/BENCHMARKS.md): the register kernel
 // the clock rule picks there, 4,399-4,409 GB/s at 2^28 - 1, offsets 0, 1, 7
-// (CUB 4,358-4,408 in the same process); the staged kernel forced there
-// 4,332-4,342 (768-element tiles) and 4,368-4,371 (1536); at 2^26 + 5, 256 or
-// 512 threads 0.4-0.6% and 2 vectors per thread 0.9% slower than the
-// defaults. The staged branch, for the H100, is haxpy's rule, unmeasured for
-// saxpy:
+// with 256-byte bodies (CUB 4,358-4,408 in the same process; with 4 KB
+// bodies, in the kit, 4,425-4,429 against CUB's 4,359-4,411); the staged
+// kernel forced there 4,332-4,342 (768-element tiles) and 4,368-4,371
+// (1536); at 2^26 + 5, 256 or 512 threads 0.4-0.6% and 2 vectors per
+// thread 0.9% slower than the defaults. The staged branch, for the H100, is
+// haxpy's rule, unmeasured for saxpy:
 //   BW_STAGING          how a block's tile reaches the SM                [2]
 //                       0: each thread loads its vectors into registers;
 //                       1: the copy engine fetches the tile of both inputs
@@ -221,8 +222,9 @@ __device__ __forceinline__ void head_and_tail(long long n, int head, long long n
                                               const float* __restrict__ x,
                                               float* __restrict__ y)
 {
-    // Scalar: thread j < head takes element j, the next threads take the
-    // tail elements after the body. Block 0 calls this.
+    // Scalar: j = 0 .. head - 1 are the head's elements, the next j the
+    // tail's after the body; block 0's threads take every blockDim.x-th j.
+    // Block 0 calls this.
     const long long tail = n - head - n_vec * kElemsPerVec;
     for (int j = threadIdx.x; j < head + tail; j += blockDim.x) {
         const long long i = (j < head) ? j : head + n_vec * kElemsPerVec + (j - head);

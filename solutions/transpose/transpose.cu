@@ -12,7 +12,7 @@
 //   - the vector kernel (below: transpose_vec) for a matrix with both sides
 //     longer than BW_THIN, which moves 16 bytes an access wherever it can;
 //   - the element kernel (transpose_kernel) for a matrix with few rows or
-//     few columns (2 x 1073741823, 1048579 x 17), one bf16 an access, with a
+//     few columns (2 x 1073741823, 100003 x 9), one bf16 an access, with a
 //     tile that spans the short side: then each tile's piece of out (or of
 //     in) is one contiguous run, read or written as such.
 // Elements move as raw 16-bit patterns, never through float (a NaN keeps
@@ -42,7 +42,7 @@
 //   BW_VEC_ROW_LINES  1: a matrix that goes row by row, two tiles wide or
 //                  more, loads whole lines and asks for no L2 fetch (the
 //                  loads of the blocks running at once are one contiguous
-//                  stretch of in there; 1048579 x 1001: 85.5 -> 88.5 % of
+//                  stretch of in there; 1048579 x 1001: 85.7 -> 88.5 % of
 //                  the copy); 0: as the others                           [1]
 //   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
 //                  8 (16 bytes) or 16 (a 32-byte sector, so that no
@@ -364,7 +364,9 @@ static_assert(LC == 8 || LC == 16 || LC == 32, "BW_VEC_LC: 8, 16 or 32 lanes");
 static_assert(LR == 8 || LR == 16 || LR == 32, "BW_VEC_LR: 8, 16 or 32 lanes");
 static_assert(NT <= 1024, "BW_VEC_LR * BW_VEC_LC: at most 1024 threads");
 static_assert(XA == 8 || XA == 16 || XA == 32 || XA == 64, "BW_VEC_OUT_ALIGN: 8, 16, 32 or 64 elements");
-static_assert(SR >= XA, "a tile must own at least the rows it reads above");
+// SR > XA: a tile of tile row 1 then starts XA rows below row 0, far enough
+// that its first loads (up to DM elements before its piece) stay in in.
+static_assert(SR > XA, "a tile must own more rows than it reads above");
 static_assert(BW_VEC_L2_FETCH == 0 || BW_VEC_L2_FETCH == 128 || BW_VEC_L2_FETCH == 256,
               "BW_VEC_L2_FETCH: 0, 128 or 256");
 
@@ -521,11 +523,11 @@ transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, un
     tile_of(blockIdx.x, tiles_r, tiles_c, band, &tile_r, &tile_c);
     const int r0 = (int)(tile_r * SR), c0 = (int)(tile_c * TC);
     // Inside: rows r0 - XA .. r0 + SR - 1 and the row after them exist and
-    // the last row's loads (up to DM + 1 elements past its piece) end
+    // the last row's loads (up to DM elements past its piece) end
     // inside in, so every vector read lies in in. A tile of the last tile
     // column counts as inside: its loads past the row's end read the next
     // row, and w keeps its stores in the matrix (run checked, that column
-    // cost 1048579 x 1001, an eighth of whose tiles are in it, 0.2-0.4 % of
+    // cost 1048579 x 1001, an eighth of whose tiles are in it, 0.2-0.7 % of
     // the time; 4194319 x 255, half of them, 7 %).
     if (tile_r > 0 && r0 + SR < rows &&
         (long long)(r0 + SR - 1) * cols + c0 + TC + L::DM + 1 <= (long long)rows * cols)

@@ -56,7 +56,7 @@ IMPLS=$(for line in $IMPLS; do IFS=: read -r label ex _ _ <<< "$line"
 declare -A SIZES=(
   [saxpy]="268435455 67108869"
   [reduce_sum]="268435455 67108869"
-  [transpose]="16384:16384 8192:8193 46340:46340 1048579:1001"
+  [transpose]="16384:16384 1048579:1001 8192:8193 46340:46340"
 )
 declare -A VAR_SIZES=([saxpy]=1 [reduce_sum]=1 [transpose]=2)
 

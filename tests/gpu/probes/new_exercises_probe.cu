@@ -21,6 +21,8 @@
 //   PROBE_RESET=1           before each sample's flush, reset the L2's
 //                           persisting lines and set-aside, as the kit's
 //                           worker does (bw_reset_device_state)
+//   -DPROBE_GUARD=B         (build) bytes before and after each array [512,
+//                           as the grader places them]
 //
 // Inputs are a hash of the element index (the CPU recomputes any element
 // without a copy of the array), never all zeros. Arrays sit kGuard bytes into
