@@ -46,6 +46,9 @@ xa8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_OUT_ALIGN=8,-DBW_VEC_L2_
 nofetch:transpose:solutions/transpose/transpose.cu:-DBW_VEC_L2_FETCH=0
 line:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1
 rowvec:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_LINES=0
+band256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_BAND=256
+lband256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1,-DBW_VEC_BAND=256
+v16mb4:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=4
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
