@@ -573,11 +573,9 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     // lines then cost memory nothing more, and a fetch hint only adds L2
     // traffic. One tile column (a piece shorter than a tile) reads fewer
     // bytes by the vector (1048579 x 17: 23.7 % of the copy, lines 21.0).
-    if (BW_VEC_ROW_LINES && row_order && tiles_c >= 2)
-        return launch_vec_as<RowLoads>(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band,
-                                       p_in, p_out, in, out);
-    return launch_vec_as<BandLoads>(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band,
-                                    p_in, p_out, in, out);
+    const bool row_lines = BW_VEC_ROW_LINES && row_order && tiles_c >= 2;
+    auto* launch = row_lines ? launch_vec_as<RowLoads> : launch_vec_as<BandLoads>;
+    return launch(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
 }
 
 #endif // BW_VEC
