@@ -4,7 +4,10 @@
 // against cudaMemcpy in the same process. Also asks whether cudaMemcpy runs
 // on the SMs at all: it is started while a kernel holds every SM.
 // Asks why a kernel that reads and writes each byte once (the transpose)
-// stops short of cudaMemcpy on the H200 (docs/BENCHMARKS.md, transpose).
+// stops short of cudaMemcpy on the H200 (docs/BENCHMARKS.md, transpose):
+// the transpose's block shape on contiguous chunks (staged*), its tiles,
+// order and writes with no transposing (tiles2d*), then its reads' extra
+// traffic added one item at a time (r_*, s_*; these need 4.1 GiB buffers).
 //   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/probes/copy_paths.cu -o /tmp/cp && /tmp/cp [GiB]
 //   PROBE_ONLY=name: only that variant, once after a warm-up, inside cudaProfilerStart/Stop
 //   (for ncu --replay-mode app-range or kernel profiling).
@@ -17,6 +20,7 @@
 #include <vector>
 #include <cuda/barrier>
 #include <cuda/ptx>
+#include <cuda_pipeline.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -72,6 +76,208 @@ __global__ void __launch_bounds__(512) chunks(const uint4* __restrict__ s, uint4
         }
     }
 }
+
+// The transpose's block shape without the transposing: each of 512 threads
+// copies VECS / 512 vectors of one contiguous chunk into shared memory with
+// cp.async, waits for all of them, then stores the chunk from shared
+// memory; one chunk a block. The shared memory asked for at launch sets
+// the blocks an SM (98 KB: two, as the transpose's tiles).
+template <int VECS>
+__global__ void __launch_bounds__(512) staged(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n)
+{
+    extern __shared__ uint4 sm[];
+    const size_t base = (size_t)blockIdx.x * VECS;
+#pragma unroll
+    for (int k = threadIdx.x; k < VECS; k += 512)
+        if (base + k < n)
+            __pipeline_memcpy_async(&sm[k], &s[base + k], sizeof(uint4));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+#pragma unroll
+    for (int k = threadIdx.x; k < VECS; k += 512)
+        if (base + k < n)
+            d[base + k] = sm[k];
+}
+
+// The same through registers: each thread loads its VECS / 512 vectors,
+// then stores them (chunks<> above without the persistent grid).
+template <int VECS>
+__global__ void __launch_bounds__(512) staged_reg(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n)
+{
+    const size_t base = (size_t)blockIdx.x * VECS;
+    uint4 v[VECS / 512];
+#pragma unroll
+    for (int k = 0; k < VECS / 512; ++k)
+        if (base + k * 512 + threadIdx.x < n)
+            v[k] = s[base + k * 512 + threadIdx.x];
+#pragma unroll
+    for (int k = 0; k < VECS / 512; ++k)
+        if (base + k * 512 + threadIdx.x < n)
+            d[base + k * 512 + threadIdx.x] = v[k];
+}
+
+// staged<4096> with the transpose's access pattern and no transposing: the
+// buffers as matrices of 46336 bf16 a row (92,672 bytes, rows on 128-byte
+// lines), a block copies a tile of 256 rows x 256 bytes (4096 vectors) to
+// the same place; tiles in bands of 128 tile rows, each band column by
+// column (the transpose's order), or row by row (band 1).
+template <int BAND>
+__global__ void __launch_bounds__(512) tiles2d(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n)
+{
+    extern __shared__ uint4 sm[];
+    constexpr unsigned pitch = 92672 / 16, tiles_c = pitch / 16;   // vectors a row; tiles a tile row
+    const unsigned tiles_r = (unsigned)min(n / pitch / 256, (size_t)181);   // as tiles2d_blocks
+    const unsigned b = blockIdx.x, band_tiles = BAND * tiles_c, first = b / band_tiles;
+    const unsigned in_band = b - first * band_tiles, height = min(BAND, tiles_r - first * BAND);
+    const unsigned tc = in_band / height, tr = first * BAND + (in_band - tc * height);
+    const size_t base = (size_t)tr * 256 * pitch + tc * 16;
+#pragma unroll
+    for (int k = threadIdx.x; k < 4096; k += 512)
+        __pipeline_memcpy_async(&sm[k], &s[base + (size_t)(k / 16) * pitch + k % 16], sizeof(uint4));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+#pragma unroll
+    for (int k = threadIdx.x; k < 4096; k += 512)
+        d[base + (size_t)(k / 16) * pitch + k % 16] = sm[k];
+}
+// tiles2d's reads with a transpose's writes, without moving the elements
+// (a pattern, not a transpose: the content is not checked): tile (tr, tc)
+// of a 46336 x 46336 matrix goes to out's rows 128 tc .. 128 tc + 127,
+// 512 bytes each from byte 512 tr.
+template <int BAND>
+__global__ void __launch_bounds__(512) tiles2d_t(const uint4* __restrict__ s, uint4* __restrict__ d, size_t)
+{
+    extern __shared__ uint4 sm[];
+    constexpr unsigned pitch = 92672 / 16, tiles_c = pitch / 16, tiles_r = 46336 / 256;
+    const unsigned b = blockIdx.x, band_tiles = BAND * tiles_c, first = b / band_tiles;
+    const unsigned in_band = b - first * band_tiles, height = min(BAND, tiles_r - first * BAND);
+    const unsigned tc = in_band / height, tr = first * BAND + (in_band - tc * height);
+    if (tr >= tiles_r || tc >= tiles_c)
+        return;   // buffers larger than the matrix
+    const size_t base = (size_t)tr * 256 * pitch + tc * 16;
+#pragma unroll
+    for (int k = threadIdx.x; k < 4096; k += 512)
+        __pipeline_memcpy_async(&sm[k], &s[base + (size_t)(k / 16) * pitch + k % 16], sizeof(uint4));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const size_t out_base = (size_t)tc * 128 * pitch + tr * 32;
+#pragma unroll
+    for (int k = threadIdx.x; k < 4096; k += 512)
+        d[out_base + (size_t)(k / 32) * pitch + k % 32] = sm[k];
+}
+
+// tiles2d_t with the transpose solution's reads: a rows x rows bf16 matrix
+// whose rows are `pitch` bytes (92,680 for 46340: rows start anywhere on the
+// 16-byte grid); a tile's 256 rows begin xa rows above the 256 - xa it owns
+// (the solution's BW_VEC_OUT_ALIGN rows), and each row's 256 bytes are
+// read as the 16 or 17 aligned vectors that hold them, with the L2 asked
+// to fetch the 256 bytes around a miss where fetch is set. The writes stay
+// tiles2d_t's, whole vectors in pieces of (256 - xa) * 2 bytes. Shared
+// memory holds a row in 17 slots, so a line's vectors can fall in two
+// 128-byte groups (what that costs: r_aligned against tiles2d_t).
+struct Tiles2dR {
+    int rows, pitch, xa, band, fetch, ca;   // ca: cp.async.ca (through L1) rather than .cg
+    __host__ __device__ unsigned tiles_r() const { return (unsigned)((rows + (256 - xa) - 1) / (256 - xa)); }
+    __host__ __device__ unsigned tiles_c() const { return (unsigned)((rows + 127) / 128); }
+};
+__global__ void __launch_bounds__(512) tiles2d_r(Tiles2dR p, const uint4* __restrict__ s, uint4* __restrict__ d,
+                                                 size_t n)
+{
+    extern __shared__ uint4 sm[];
+    const unsigned tiles_r = p.tiles_r(), tiles_c = p.tiles_c(), band = (unsigned)p.band;
+    const unsigned b = blockIdx.x, band_tiles = band * tiles_c, first = b / band_tiles;
+    const unsigned in_band = b - first * band_tiles, height = min(band, tiles_r - first * band);
+    const unsigned tc = in_band / height, tr = first * band + (in_band - tc * height);
+    const int sr = 256 - p.xa;
+    const long long r_first = (long long)tr * sr - p.xa;
+    const char* src = reinterpret_cast<const char*>(s);
+    for (int k = threadIdx.x; k < 256 * 17; k += 512) {
+        const long long r = r_first + k / 17;
+        if (r < 0 || r >= p.rows)
+            continue;
+        const long long byte = r * p.pitch + (long long)tc * 256;
+        const long long v = byte / 16 + k % 17;
+        if (k % 17 == 16 && byte % 16 == 0)
+            continue;   // a piece on the grid needs 16 vectors
+        if ((size_t)v >= n)
+            continue;
+        const unsigned dst = (unsigned)__cvta_generic_to_shared(&sm[k]);
+        if (p.fetch && p.ca)
+            asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+        else if (p.fetch)
+            asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+        else if (p.ca)
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+        else
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const int vecs = sr / 8;   // a piece of out, in vectors
+    const size_t out_pitch = (size_t)tiles_r * vecs;
+    for (int k = threadIdx.x; k < 128 * vecs; k += 512) {
+        const size_t o = (size_t)(tc * 128 + k / vecs) * out_pitch + (size_t)tr * vecs + k % vecs;
+        if (o < n)
+            d[o] = sm[k];
+    }
+}
+// tiles2d_r with its shape fixed at compile time and its addresses stepped,
+// not recomputed: how much of tiles2d_r's time is its index arithmetic.
+template <int ROWS, int PITCH, int XA, int FETCH>
+__global__ void __launch_bounds__(512) tiles2d_s(const uint4* __restrict__ s, uint4* __restrict__ d, size_t n)
+{
+    extern __shared__ uint4 sm[];
+    constexpr int SR = 256 - XA, VECS = SR / 8;
+    constexpr unsigned tiles_r = (ROWS + SR - 1) / SR, tiles_c = (ROWS + 127) / 128, band = 128;
+    const unsigned b = blockIdx.x, band_tiles = band * tiles_c, first = b / band_tiles;
+    const unsigned in_band = b - first * band_tiles, height = min(band, tiles_r - first * band);
+    const unsigned tc = in_band / height, tr = first * band + (in_band - tc * height);
+    const int t = threadIdx.x;
+    const char* src = reinterpret_cast<const char*>(s);
+    const bool inside = tr > 0 && tr + 1 < tiles_r;   // the edge tiles: checked, as tiles2d_r
+    const long long r_first = (long long)tr * SR - XA;
+    auto copy = [&](long long r, int k, int slot) {
+        const long long byte = r * PITCH + (long long)tc * 256;
+        const long long v = byte / 16 + k;
+        if (!inside && (r < 0 || r >= ROWS || (size_t)v >= n))
+            return;
+        const unsigned dst = (unsigned)__cvta_generic_to_shared(&sm[slot]);
+        if constexpr (FETCH)
+            asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+        else
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + v * 16) : "memory");
+    };
+#pragma unroll
+    for (int i0 = 0; i0 < 256; i0 += 32)
+        copy(r_first + i0 + t / 16, t % 16, (i0 + t / 16) * 17 + t % 16);
+    if (t < 256 && (PITCH % 16 != 0) && ((r_first + t) * PITCH + (long long)tc * 256) % 16 != 0)
+        copy(r_first + t, 16, t * 17 + 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    constexpr size_t out_pitch = (size_t)tiles_r * VECS;
+#pragma unroll
+    for (int k0 = 0; k0 < 128 * VECS; k0 += 512) {
+        const int k = k0 + t;
+        if (128 * VECS % 512 == 0 || k < 128 * VECS) {
+            const size_t o = (size_t)(tc * 128 + k / VECS) * out_pitch + (size_t)tr * VECS + k % VECS;
+            if (inside || o < n)
+                d[o] = sm[k];
+        }
+    }
+}
+
+static unsigned tiles2d_r_blocks(const Tiles2dR& p) { return p.tiles_r() * p.tiles_c(); }
+static void tiles2d_r_launch(const Tiles2dR& p, const struct Ctx& c);
+static size_t tiles2d_r_vecs(int rows) { return (size_t)rows * rows / 8; }
+
+// tiles2d_t's matrix (46336 rows) needs 4 GiB: larger buffers get that many tiles.
+static unsigned tiles2d_blocks(size_t n) { return (unsigned)(std::min<size_t>(n / (92672 / 16) / 256, 181) * (92672 / 256)); }
+static size_t tiles2d_vecs(const struct Ctx& c);
 
 // Bulk copies: one thread moves a block's TILE bytes global -> shared ->
 // global; one tile a block (the solutions' staged kernel, without compute).
@@ -136,7 +342,16 @@ static size_t blocks_of(const Ctx& c, size_t per_block) { return (c.n + per_bloc
 struct Variant {
     const char* name;
     void (*launch)(const Ctx& c);
+    size_t (*vecs)(const Ctx& c) = nullptr;   // vectors copied, where not all of c.n
+    bool pattern = false;                      // moves bytes as a copy would, but not a copy
 };
+static size_t tiles2d_vecs(const Ctx& c) { return (size_t)tiles2d_blocks(c.n) * 4096; }
+static void tiles2d_r_launch(const Tiles2dR& p, const Ctx& c)
+{
+    tiles2d_r<<<tiles2d_r_blocks(p), 512, 98304>>>(p, c.s, c.d, c.n);
+}
+static size_t sq46336(const Ctx&) { return tiles2d_r_vecs(46336); }
+static size_t sq46340(const Ctx&) { return tiles2d_r_vecs(46340); }
 static const Variant kVariants[] = {
     {"cudaMemcpy", [](const Ctx& c) { CK(cudaMemcpyAsync(c.d, c.s, c.n * 16, cudaMemcpyDeviceToDevice)); }},
     {"one_vec", [](const Ctx& c) { one_vec<0, 0><<<blocks_of(c, 1024), 1024>>>(c.s, c.d, c.n); }},
@@ -148,6 +363,33 @@ static const Variant kVariants[] = {
     {"gs8x256", [](const Ctx& c) { copy_kernel<uint4><<<c.sms * 8, 256>>>(c.s, c.d, (long long)c.n); }},
     {"chunk4k", [](const Ctx& c) { chunks<4096><<<c.sms * 4, 512>>>(c.s, c.d, c.n); }},
     {"chunk8k", [](const Ctx& c) { chunks<8192><<<c.sms * 2, 512>>>(c.s, c.d, c.n); }},
+    {"staged64k", [](const Ctx& c) { staged<4096><<<blocks_of(c, 4096), 512, 98304>>>(c.s, c.d, c.n); }},
+    {"staged64k3", [](const Ctx& c) { staged<4096><<<blocks_of(c, 4096), 512, 65536>>>(c.s, c.d, c.n); }},
+    {"staged16k", [](const Ctx& c) { staged<1024><<<blocks_of(c, 1024), 512, 16384>>>(c.s, c.d, c.n); }},
+    {"reg32k", [](const Ctx& c) { staged_reg<2048><<<blocks_of(c, 2048), 512>>>(c.s, c.d, c.n); }},
+    {"reg64k", [](const Ctx& c) { staged_reg<4096><<<blocks_of(c, 4096), 512>>>(c.s, c.d, c.n); }},
+    {"tiles2d", [](const Ctx& c) { tiles2d<128><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs},
+    {"tiles2d_row", [](const Ctx& c) { tiles2d<1><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs},
+    {"tiles2d_t", [](const Ctx& c) { tiles2d_t<128><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
+    {"tiles2d_t16", [](const Ctx& c) { tiles2d_t<16><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
+    {"tiles2d_t32", [](const Ctx& c) { tiles2d_t<32><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
+    {"tiles2d_t64", [](const Ctx& c) { tiles2d_t<64><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
+    {"tiles2d_t181", [](const Ctx& c) { tiles2d_t<181><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
+    {"r_aligned", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 0}, c); }, sq46336, true},
+    {"r_xa", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 16, 128, 0, 0}, c); }, sq46336, true},
+    {"r_mis", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 0, 128, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa_f", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 0}, c); }, sq46340, true},
+    {"r_mis_xa_f_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 1, 0}, c); }, sq46340, true},
+    {"r_mis_xa_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 0, 0}, c); }, sq46340, true},
+    {"r_aligned_ca", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 1}, c); }, sq46336, true},
+    {"r_mis_xa_f_ca", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 1}, c); }, sq46340, true},
+    {"s_aligned", [](const Ctx& c) { tiles2d_s<46336,92672,0,0><<<(((46336) + 255 - 0) / (256 - 0)) * ((46336 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46336, true},
+    {"s_xa", [](const Ctx& c) { tiles2d_s<46336,92672,16,0><<<(((46336) + 255 - 16) / (256 - 16)) * ((46336 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46336, true},
+    {"s_mis_xa_f", [](const Ctx& c) { tiles2d_s<46340,92680,16,1><<<(((46340) + 255 - 16) / (256 - 16)) * ((46340 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46340, true},
+    {"s_mis_xa", [](const Ctx& c) { tiles2d_s<46340,92680,16,0><<<(((46340) + 255 - 16) / (256 - 16)) * ((46340 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46340, true},
+    {"r_aligned_f", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 1, 0}, c); }, sq46336, true},
+    {"tiles2d_t1", [](const Ctx& c) { tiles2d_t<1><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
     {"bulk16k", [](const Ctx& c) { bulk<16384><<<blocks_of(c, 1024), 32, 16384>>>(c.s, c.d, c.n); }},
     {"bulk48k", [](const Ctx& c) { bulk<49152><<<blocks_of(c, 3072), 32, 49152>>>(c.s, c.d, c.n); }},
 };
@@ -193,6 +435,20 @@ int main(int argc, char** argv)
     c.n = (size_t)(gib * (1 << 30)) / 16;
     CK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaFuncSetAttribute(bulk<49152>, cudaFuncAttributeMaxDynamicSharedMemorySize, 49152));
+    CK(cudaFuncSetAttribute(staged<4096>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<181>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_t<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_r, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_s<46336,92672,0,0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_s<46336,92672,16,0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_s<46340,92680,16,1>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
+    CK(cudaFuncSetAttribute(tiles2d_s<46340,92680,16,0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304));
     CK(cudaMalloc(&c.s, c.n * 16));
     CK(cudaMalloc(&c.d, c.n * 16));
     fill_pattern<<<c.sms * 8, 256>>>(c.s, c.n);
@@ -222,14 +478,18 @@ int main(int argc, char** argv)
         CK(cudaMemset(c.d, 0, c.n * 16));
         CK(cudaMemset(bad, 0, sizeof *bad));
         launch(name, c);
-        count_diff<<<c.sms * 8, 256>>>(c.s, c.d, c.n, bad);
+        const size_t vecs = v.vecs ? v.vecs(c) : c.n;   // a prefix of the buffers
+        count_diff<<<c.sms * 8, 256>>>(c.s, c.d, vecs, bad);
         CK(cudaGetLastError());
         unsigned long long wrong = 0;
         CK(cudaMemcpy(&wrong, bad, sizeof wrong, cudaMemcpyDeviceToHost));
+        const double part = (double)vecs / (double)c.n;   // against cudaMemcpy of that part
         std::printf("ROW %-11s %8.3f ms %7.1f GB/s %6.1f %% of cudaMemcpy", name, ms,
-                    moved / (ms * 1e-3) / 1e9, 100.0 * memcpy_ms / ms);
-        if (wrong)
-            std::printf("  WRONG: %llu of %zu vectors differ", wrong, c.n);
+                    part * moved / (ms * 1e-3) / 1e9, 100.0 * part * memcpy_ms / ms);
+        if (v.pattern)
+            std::printf("  (an access pattern: content not checked)");
+        else if (wrong)
+            std::printf("  WRONG: %llu of %zu vectors differ", wrong, vecs);
         std::printf("\n");
     }
 
