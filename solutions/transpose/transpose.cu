@@ -54,6 +54,16 @@
 //   BW_VEC_IN_LINE 1: a matrix in bands loads whole 128-byte lines of in
 //                  too (up to 7 vectors more a row; faster at 46340^2,
 //                  slower at 16384^2 and 8192 x 8193)                     [0]
+//   BW_VEC_LINE_GRID  a matrix in bands: 1, its loads on the line grid,
+//                  vector k of a row the k-th 16 bytes of the line its
+//                  piece starts in, so that a line's vectors share one
+//                  128-byte group of shared memory (cp.async then asks
+//                  for the line once; 46340^2 at offsets 0 and 8:
+//                  88.3-88.9 -> 89.1-89.7 % of the copy); 2, the same
+//                  with the vectors past the first two lines taken 8
+//                  lanes a row (46340^2 up to 90.5, but 16384^2 and
+//                  8192 x 8193 up to 3 points down); 0, counted from the
+//                  piece's first vector                                  [1]
 // The element kernel's (thin shapes; every shape with BW_VEC=0):
 //   BW_TILE_ELEMS  elements per tile, TR * TC: 4096, 8192 or 16384     [8192]
 //   BW_BLOCK       threads per block (a multiple of 32; each thread moves
@@ -124,6 +134,9 @@
 #endif
 #ifndef BW_VEC_ROW_LINES
 #define BW_VEC_ROW_LINES 1
+#endif
+#ifndef BW_VEC_LINE_GRID
+#define BW_VEC_LINE_GRID 1
 #endif
 
 static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
@@ -251,9 +264,12 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 //      In bands, each load asks the L2 to fetch the 256 bytes around a
 //      miss: a piece that starts mid-line shares its first and last lines
 //      with the tiles beside it, and fetched whole those lines cost memory
-//      one access, not two (46340^2: 2.35 -> 2.26 ms on the H200). Row by
-//      row, the blocks running at once read one stretch of in, and a tile
-//      loads the whole lines its pieces touch, with no hint (RowLoads).
+//      one access, not two (46340^2: 2.35 -> 2.26 ms on the H200); and
+//      in shared memory each line's vectors share one 128-byte group
+//      (the line grid: cp.async asks for the line once, 2.26 -> 2.24 ms).
+//      Row by row, the blocks running at once read one stretch of in, and
+//      a tile loads the whole lines its pieces touch, with no hint
+//      (RowLoads).
 //   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
 //      two neighbouring vectors, cut to the block's 8 columns (window()),
 //      then transposed in registers (byte permutes): eight pieces of 8
@@ -370,16 +386,21 @@ static_assert(SR > XA, "a tile must own more rows than it reads above");
 static_assert(BW_VEC_L2_FETCH == 0 || BW_VEC_L2_FETCH == 128 || BW_VEC_L2_FETCH == 256,
               "BW_VEC_L2_FETCH: 0, 128 or 256");
 
-// How a tile's rows of in are loaded: Lines, every vector of the 128-byte
-// lines a piece touches (a cp.async request a line), else the vectors that
-// hold the piece; Fetch, the bytes the L2 is asked to fetch around a miss.
-template <bool Lines, int Fetch>
+// How a tile's rows of in are loaded. Lines: every vector of the 128-byte
+// lines a piece touches; else the vectors that hold the piece. LineGrid
+// (with Lines always): k counts vectors from the line the piece starts in,
+// else from its first vector; 2: lanes take the vectors past LC by line, as
+// for Lines. Fetch: the bytes the L2 is asked to fetch around a miss.
+template <bool Lines, int Fetch, int LineGrid = 0>
 struct Loads {
     static constexpr bool lines = Lines;
     static constexpr int fetch = Fetch;
-    static constexpr int DM = Lines ? 63 : 7;   // loads start on a grid of DM + 1 elements
+    static constexpr bool line_grid = Lines || LineGrid != 0;
+    static constexpr bool line_tail = Lines || LineGrid == 2;
+    static constexpr int DM = line_grid ? 63 : 7;   // loads start on a grid of DM + 1 elements
 };
-using BandLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH>;
+using BandLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH, BW_VEC_LINE_GRID>;
+using BandVecLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH>;   // counted from the first vector
 using RowLoads = Loads<true, 0>;
 
 // One 16-byte cp.async from global p to shared dst, asking the L2 for
@@ -421,22 +442,27 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
     // 1. in -> shared: vector k of row i holds the piece's elements
-    // 8k - d_i .. 8k - d_i + 7 (k = 0 .. LC, or up to LC + 7 whole lines).
-    // A warp's lanes read whole rows; vectors LC and after (the piece's last
-    // d_i elements, when d_i % 8 > 0) one row a thread (8 lanes a row for
-    // lines). Vector k of row i sits in slot k rotated within its group of 8 by
-    // i / 8 - d_i / 8: the 8 vectors of a line fill one 128-byte group (a
-    // cp.async request per line), and in step 2 the 8 rows a quarter warp
+    // 8k - d_i .. 8k - d_i + 7 (k up to LC + 7 on the line grid). Lane kk
+    // of a row takes the piece's vector kk (k = d_i / 8 + kk on the line
+    // grid): a warp's lanes read whole rows, and vector LC (the piece's last
+    // d_i % 8 elements) one row a thread; by line (Lines, LineGrid 2),
+    // vectors LC .. LC + 7 go 8 lanes a row. Vector k of row i sits in slot
+    // k rotated within its group of 8 by i / 8 - d_i / 8: on the line grid
+    // the 8 vectors of a line fill one 128-byte group (cp.async asks the L2
+    // for the line once only then), and in step 2 the 8 rows a quarter warp
     // reads, 8 apart, land in 8 different banks.
     auto slot = [](int i, int d, int k) {
         const int rot = (i >> 3) - (d >> 3);
         return (k & ~7) | ((k + rot) & 7);
     };
-    auto copy = [&](int i, int k) {
+    auto copy = [&](int i, int kk) {
         const int d = (d_first + i * d_step) & DM;
+        const int k = L::line_grid && !L::line_tail ? (d >> 3) + kk : kk;
         // Lines: every vector of the 128-byte lines the piece touches; else
         // the vectors that hold some of it.
-        const bool needed = L::lines ? 8 * k < ((d + w + 63) & ~63) : 8 * k <= d + w - 1;
+        const bool needed = L::lines       ? 8 * k < ((d + w + 63) & ~63)
+                            : L::line_tail ? 8 * k + 8 > d && 8 * k <= d + w - 1
+                                           : 8 * k <= d + w - 1;
         if (!needed)
             return;
         const long long g = s_first + (long long)i * cols - d + 8 * k;
@@ -451,7 +477,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
 #pragma unroll
     for (int i0 = 0; i0 < TR; i0 += NT / LC)
         copy(i0 + t / LC, t % LC);
-    if constexpr (L::lines) {
+    if constexpr (L::line_tail) {
 #pragma unroll
         for (int i0 = 0; i0 < TR; i0 += NT / 8)
             copy(i0 + t / 8, LC + t % 8);
@@ -574,7 +600,14 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     // traffic. One tile column (a piece shorter than a tile) reads fewer
     // bytes by the vector (1048579 x 17: 23.7 % of the copy, lines 21.0).
     const bool row_lines = BW_VEC_ROW_LINES && row_order && tiles_c >= 2;
-    auto* launch = row_lines ? launch_vec_as<RowLoads> : launch_vec_as<BandLoads>;
+    // Where every row's piece starts in its line's first vector (cols a
+    // multiple of 64, in within 8 elements of the grid), the line grid
+    // loads what the vectors' count loads, and that simpler code is faster
+    // (16384^2 at offsets 1 and 7: 1.2 % on the H200).
+    const bool same_grid = cols % 64 == 0 && p_in < 8;
+    auto* launch = row_lines   ? launch_vec_as<RowLoads>
+                   : same_grid ? launch_vec_as<BandVecLoads>
+                               : launch_vec_as<BandLoads>;
     return launch(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
 }
 

@@ -49,6 +49,8 @@ rowvec:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_LINES=0
 band256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_BAND=256
 lband256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1,-DBW_VEC_BAND=256
 v16mb4:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=4
+vecgrid:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=0
+lgtail:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=2
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
