@@ -117,6 +117,30 @@ __global__ void __launch_bounds__(512) staged_reg(const uint4* __restrict__ s, u
             d[base + k * 512 + threadIdx.x] = v[k];
 }
 
+// Block b's tile in bands of `band` tile rows, each band column by column
+// (the transpose solution's order; band 1: row by row).
+__device__ __forceinline__ void band_tile(unsigned b, unsigned tiles_r, unsigned tiles_c, unsigned band,
+                                          unsigned* tr, unsigned* tc)
+{
+    const unsigned band_tiles = band * tiles_c, first = b / band_tiles;
+    const unsigned in_band = b - first * band_tiles, height = min(band, tiles_r - first * band);
+    *tc = in_band / height;
+    *tr = first * band + (in_band - *tc * height);
+}
+
+// A 256-row tile's 16 vectors a row (rows PITCH vectors apart, from base)
+// into sm with cp.async, waited for by the whole block.
+template <unsigned PITCH>
+__device__ __forceinline__ void load_tile_256x16(uint4* sm, const uint4* __restrict__ s, size_t base)
+{
+#pragma unroll
+    for (int k = threadIdx.x; k < 4096; k += 512)
+        __pipeline_memcpy_async(&sm[k], &s[base + (size_t)(k / 16) * PITCH + k % 16], sizeof(uint4));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+}
+
 // staged<4096> with the transpose's access pattern and no transposing: the
 // buffers as matrices of 46336 bf16 a row (92,672 bytes, rows on 128-byte
 // lines), a block copies a tile of 256 rows x 256 bytes (4096 vectors) to
@@ -128,16 +152,10 @@ __global__ void __launch_bounds__(512) tiles2d(const uint4* __restrict__ s, uint
     extern __shared__ uint4 sm[];
     constexpr unsigned pitch = 92672 / 16, tiles_c = pitch / 16;   // vectors a row; tiles a tile row
     const unsigned tiles_r = (unsigned)min(n / pitch / 256, (size_t)181);   // as tiles2d_blocks
-    const unsigned b = blockIdx.x, band_tiles = BAND * tiles_c, first = b / band_tiles;
-    const unsigned in_band = b - first * band_tiles, height = min(BAND, tiles_r - first * BAND);
-    const unsigned tc = in_band / height, tr = first * BAND + (in_band - tc * height);
+    unsigned tr, tc;
+    band_tile(blockIdx.x, tiles_r, tiles_c, BAND, &tr, &tc);
     const size_t base = (size_t)tr * 256 * pitch + tc * 16;
-#pragma unroll
-    for (int k = threadIdx.x; k < 4096; k += 512)
-        __pipeline_memcpy_async(&sm[k], &s[base + (size_t)(k / 16) * pitch + k % 16], sizeof(uint4));
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncthreads();
+    load_tile_256x16<pitch>(sm, s, base);
 #pragma unroll
     for (int k = threadIdx.x; k < 4096; k += 512)
         d[base + (size_t)(k / 16) * pitch + k % 16] = sm[k];
@@ -151,18 +169,11 @@ __global__ void __launch_bounds__(512) tiles2d_t(const uint4* __restrict__ s, ui
 {
     extern __shared__ uint4 sm[];
     constexpr unsigned pitch = 92672 / 16, tiles_c = pitch / 16, tiles_r = 46336 / 256;
-    const unsigned b = blockIdx.x, band_tiles = BAND * tiles_c, first = b / band_tiles;
-    const unsigned in_band = b - first * band_tiles, height = min(BAND, tiles_r - first * BAND);
-    const unsigned tc = in_band / height, tr = first * BAND + (in_band - tc * height);
+    unsigned tr, tc;
+    band_tile(blockIdx.x, tiles_r, tiles_c, BAND, &tr, &tc);
     if (tr >= tiles_r || tc >= tiles_c)
         return;   // buffers larger than the matrix
-    const size_t base = (size_t)tr * 256 * pitch + tc * 16;
-#pragma unroll
-    for (int k = threadIdx.x; k < 4096; k += 512)
-        __pipeline_memcpy_async(&sm[k], &s[base + (size_t)(k / 16) * pitch + k % 16], sizeof(uint4));
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncthreads();
+    load_tile_256x16<pitch>(sm, s, (size_t)tr * 256 * pitch + tc * 16);
     const size_t out_base = (size_t)tc * 128 * pitch + tr * 32;
 #pragma unroll
     for (int k = threadIdx.x; k < 4096; k += 512)
@@ -187,10 +198,9 @@ __global__ void __launch_bounds__(512) tiles2d_r(Tiles2dR p, const uint4* __rest
                                                  size_t n)
 {
     extern __shared__ uint4 sm[];
-    const unsigned tiles_r = p.tiles_r(), tiles_c = p.tiles_c(), band = (unsigned)p.band;
-    const unsigned b = blockIdx.x, band_tiles = band * tiles_c, first = b / band_tiles;
-    const unsigned in_band = b - first * band_tiles, height = min(band, tiles_r - first * band);
-    const unsigned tc = in_band / height, tr = first * band + (in_band - tc * height);
+    const unsigned tiles_r = p.tiles_r(), tiles_c = p.tiles_c();
+    unsigned tr, tc;
+    band_tile(blockIdx.x, tiles_r, tiles_c, (unsigned)p.band, &tr, &tc);
     const int sr = 256 - p.xa;
     const long long r_first = (long long)tr * sr - p.xa;
     const char* src = reinterpret_cast<const char*>(s);
@@ -232,10 +242,9 @@ __global__ void __launch_bounds__(512) tiles2d_s(const uint4* __restrict__ s, ui
 {
     extern __shared__ uint4 sm[];
     constexpr int SR = 256 - XA, VECS = SR / 8;
-    constexpr unsigned tiles_r = (ROWS + SR - 1) / SR, tiles_c = (ROWS + 127) / 128, band = 128;
-    const unsigned b = blockIdx.x, band_tiles = band * tiles_c, first = b / band_tiles;
-    const unsigned in_band = b - first * band_tiles, height = min(band, tiles_r - first * band);
-    const unsigned tc = in_band / height, tr = first * band + (in_band - tc * height);
+    constexpr unsigned tiles_r = (ROWS + SR - 1) / SR, tiles_c = (ROWS + 127) / 128;
+    unsigned tr, tc;
+    band_tile(blockIdx.x, tiles_r, tiles_c, 128, &tr, &tc);
     const int t = threadIdx.x;
     const char* src = reinterpret_cast<const char*>(s);
     const bool inside = tr > 0 && tr + 1 < tiles_r;   // the edge tiles: checked, as tiles2d_r
