@@ -442,15 +442,16 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
     // 1. in -> shared: vector k of row i holds the piece's elements
-    // 8k - d_i .. 8k - d_i + 7 (k up to LC + 7 on the line grid). Lane kk
-    // of a row takes the piece's vector kk (k = d_i / 8 + kk on the line
-    // grid): a warp's lanes read whole rows, and vector LC (the piece's last
-    // d_i % 8 elements) one row a thread; by line (Lines, LineGrid 2),
-    // vectors LC .. LC + 7 go 8 lanes a row. Vector k of row i sits in slot
-    // k rotated within its group of 8 by i / 8 - d_i / 8: on the line grid
-    // the 8 vectors of a line fill one 128-byte group (cp.async asks the L2
-    // for the line once only then), and in step 2 the 8 rows a quarter warp
-    // reads, 8 apart, land in 8 different banks.
+    // 8k - d_i .. 8k - d_i + 7 (k up to LC + 7 on the line grid). A warp's
+    // lanes read whole rows: lane kk of a row takes vector kk of the piece
+    // (k = kk; LineGrid 1: k = d_i / 8 + kk) or of its first line (Lines,
+    // LineGrid 2: k = kk); then vector LC (the piece's last d_i % 8
+    // elements) goes one row a thread, or by line vectors LC .. LC + 7 go
+    // 8 lanes a row. Vector k of row i sits in slot k rotated within its
+    // group of 8 by i / 8 - d_i / 8: on the line grid the 8 vectors of a
+    // line fill one 128-byte group (cp.async asks the L2 for the line once
+    // only then), and in step 2 the 8 rows a quarter warp reads, 8 apart,
+    // land in 8 different banks.
     auto slot = [](int i, int d, int k) {
         const int rot = (i >> 3) - (d >> 3);
         return (k & ~7) | ((k + rot) & 7);
@@ -601,9 +602,10 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     // bytes by the vector (1048579 x 17: 23.7 % of the copy, lines 21.0).
     const bool row_lines = BW_VEC_ROW_LINES && row_order && tiles_c >= 2;
     // Where every row's piece starts in its line's first vector (cols a
-    // multiple of 64, in within 8 elements of the grid), the line grid
-    // loads what the vectors' count loads, and that simpler code is faster
-    // (16384^2 at offsets 1 and 7: 1.2 % on the H200).
+    // multiple of 64, in's first element among the first 8 of its line),
+    // the line grid loads what the first-vector count loads, and the
+    // simpler code is faster (16384^2 at offsets 1 and 7: 1.3-1.5 % on the
+    // H200).
     const bool same_grid = cols % 64 == 0 && p_in < 8;
     auto* launch = row_lines   ? launch_vec_as<RowLoads>
                    : same_grid ? launch_vec_as<BandVecLoads>
