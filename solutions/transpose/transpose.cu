@@ -286,8 +286,9 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 // SR - 1: XA rows more than it owns, which the tile above reads too.
 //
 // Shared memory holds each row's vectors at slots rotated by the row within
-// groups of 8 (slot(): the 8 vectors of one line of in stay in one
-// 128-byte group, which cp.async needs to serve a line as one request): in
+// groups of 8 (slot(): on the line grid the 8 vectors of one line of in
+// stay in one 128-byte group, which cp.async needs to serve a line as one
+// request): in
 // step 2 a quarter warp reads 8 rows 8 apart, which unrotated would all sit
 // in the same bank group.
 // Edge tiles (the first and last tile rows, and any tile whose loads would
@@ -374,7 +375,7 @@ constexpr int LR = BW_VEC_LR, LC = BW_VEC_LC;   // lanes per piece of a row of o
 constexpr int TR = 8 * LR, TC = 8 * LC, NT = LR * LC;
 constexpr int XA = BW_VEC_OUT_ALIGN;             // out's pieces start on a grid of XA elements
 constexpr int SR = TR - XA;                      // rows of in (elements of out's rows) a tile owns
-constexpr int RP = LC + 8;                       // a tile row's slots: LC + 1 used (LC + 8 for lines)
+constexpr int RP = LC + 8;                       // a tile row's slots: up to LC + 8 used on the line grid
 constexpr int kSmemBytes = TR * RP * (int)sizeof(Vec);
 static_assert(LC == 8 || LC == 16 || LC == 32, "BW_VEC_LC: 8, 16 or 32 lanes");
 static_assert(LR == 8 || LR == 16 || LR == 32, "BW_VEC_LR: 8, 16 or 32 lanes");
@@ -437,7 +438,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     constexpr Vec zero = {0u, 0u, 0u, 0u};
     // Tile row i is in's row r0 - XA + i; its piece starts at element
     // s_first + i * cols, d_i = (that + p_in) % (DM + 1) elements past the
-    // grid the loads start on (16 bytes; 128 for lines).
+    // grid the loads start on (16 bytes; 128 on the line grid).
     const long long s_first = (long long)(r0 - XA) * cols + c0;
     const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
