@@ -47,7 +47,7 @@
 //   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
 //                  8 (16 bytes) or 16 (a 32-byte sector, so that no
 //                  sector of out is written by two blocks); 32 or 64
-//                  cost more rows read than they save                   [16]
+//                  (more rows read, shorter tiles) measured slower      [16]
 //   BW_VEC_L2_FETCH  0, 128 or 256: loads of a matrix in bands ask the L2
 //                  to fetch that many bytes around each miss from memory
 //                  (cp.async's .L2::NB); 0 asks nothing                 [256]

@@ -189,8 +189,12 @@ __global__ void __launch_bounds__(512) tiles2d_t(const uint4* __restrict__ s, ui
 // tiles2d_t's, whole vectors in pieces of (256 - xa) * 2 bytes. Shared
 // memory holds a row in 17 slots, so a line's vectors can fall in two
 // 128-byte groups (what that costs: r_aligned against tiles2d_t).
+// skip: the xa rows above are not read (240-row tiles without the
+// re-reads); oshift: out's pieces start that many vectors later, off the
+// 128-byte grid their 512 bytes otherwise keep (xa = 0).
 struct Tiles2dR {
     int rows, pitch, xa, band, fetch, ca;   // ca: cp.async.ca (through L1) rather than .cg
+    int skip, oshift;
     __host__ __device__ unsigned tiles_r() const { return (unsigned)((rows + (256 - xa) - 1) / (256 - xa)); }
     __host__ __device__ unsigned tiles_c() const { return (unsigned)((rows + 127) / 128); }
 };
@@ -206,7 +210,7 @@ __global__ void __launch_bounds__(512) tiles2d_r(Tiles2dR p, const uint4* __rest
     const char* src = reinterpret_cast<const char*>(s);
     for (int k = threadIdx.x; k < 256 * 17; k += 512) {
         const long long r = r_first + k / 17;
-        if (r < 0 || r >= p.rows)
+        if (r < 0 || r >= p.rows || (p.skip && k / 17 < p.xa))
             continue;
         const long long byte = r * p.pitch + (long long)tc * 256;
         const long long v = byte / 16 + k % 17;
@@ -230,7 +234,7 @@ __global__ void __launch_bounds__(512) tiles2d_r(Tiles2dR p, const uint4* __rest
     const int vecs = sr / 8;   // a piece of out, in vectors
     const size_t out_pitch = (size_t)tiles_r * vecs;
     for (int k = threadIdx.x; k < 128 * vecs; k += 512) {
-        const size_t o = (size_t)(tc * 128 + k / vecs) * out_pitch + (size_t)tr * vecs + k % vecs;
+        const size_t o = (size_t)(tc * 128 + k / vecs) * out_pitch + (size_t)tr * vecs + k % vecs + p.oshift;
         if (o < n)
             d[o] = sm[k];
     }
@@ -384,20 +388,23 @@ static const Variant kVariants[] = {
     {"tiles2d_t32", [](const Ctx& c) { tiles2d_t<32><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
     {"tiles2d_t64", [](const Ctx& c) { tiles2d_t<64><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
     {"tiles2d_t181", [](const Ctx& c) { tiles2d_t<181><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
-    {"r_aligned", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 0}, c); }, sq46336, true},
-    {"r_xa", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 16, 128, 0, 0}, c); }, sq46336, true},
-    {"r_mis", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 0, 128, 0, 0}, c); }, sq46340, true},
-    {"r_mis_xa", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 0, 0}, c); }, sq46340, true},
-    {"r_mis_xa_f", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 0}, c); }, sq46340, true},
-    {"r_mis_xa_f_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 1, 0}, c); }, sq46340, true},
-    {"r_mis_xa_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 0, 0}, c); }, sq46340, true},
-    {"r_aligned_ca", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 1}, c); }, sq46336, true},
-    {"r_mis_xa_f_ca", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 1}, c); }, sq46340, true},
+    {"r_aligned", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 0, 0, 0}, c); }, sq46336, true},
+    {"r_xa", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 16, 128, 0, 0, 0, 0}, c); }, sq46336, true},
+    {"r_xa_skip", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 16, 128, 0, 0, 1, 0}, c); }, sq46336, true},
+    {"r_aligned_oshift", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 0, 0, 2}, c); }, sq46336, true},
+    {"r_mis_xa_f_skip", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 0, 1, 0}, c); }, sq46340, true},
+    {"r_mis", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 0, 128, 0, 0, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 0, 0, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa_f", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 0, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa_f_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 1, 0, 0, 0}, c); }, sq46340, true},
+    {"r_mis_xa_col", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 1 << 20, 0, 0, 0, 0}, c); }, sq46340, true},
+    {"r_aligned_ca", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 0, 1, 0, 0}, c); }, sq46336, true},
+    {"r_mis_xa_f_ca", [](const Ctx& c) { tiles2d_r_launch({46340, 92680, 16, 128, 1, 1, 0, 0}, c); }, sq46340, true},
     {"s_aligned", [](const Ctx& c) { tiles2d_s<46336,92672,0,0><<<(((46336) + 255 - 0) / (256 - 0)) * ((46336 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46336, true},
     {"s_xa", [](const Ctx& c) { tiles2d_s<46336,92672,16,0><<<(((46336) + 255 - 16) / (256 - 16)) * ((46336 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46336, true},
     {"s_mis_xa_f", [](const Ctx& c) { tiles2d_s<46340,92680,16,1><<<(((46340) + 255 - 16) / (256 - 16)) * ((46340 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46340, true},
     {"s_mis_xa", [](const Ctx& c) { tiles2d_s<46340,92680,16,0><<<(((46340) + 255 - 16) / (256 - 16)) * ((46340 + 127) / 128), 512, 98304>>>(c.s, c.d, c.n); }, sq46340, true},
-    {"r_aligned_f", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 1, 0}, c); }, sq46336, true},
+    {"r_aligned_f", [](const Ctx& c) { tiles2d_r_launch({46336, 92672, 0, 128, 1, 0, 0, 0}, c); }, sq46336, true},
     {"tiles2d_t1", [](const Ctx& c) { tiles2d_t<1><<<tiles2d_blocks(c.n), 512, 98304>>>(c.s, c.d, c.n); }, tiles2d_vecs, true},
     {"bulk16k", [](const Ctx& c) { bulk<16384><<<blocks_of(c, 1024), 32, 16384>>>(c.s, c.d, c.n); }},
     {"bulk48k", [](const Ctx& c) { bulk<49152><<<blocks_of(c, 3072), 32, 49152>>>(c.s, c.d, c.n); }},
