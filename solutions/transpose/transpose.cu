@@ -8,14 +8,15 @@
 // it reads a piece of each of the tile's rows of in (coalesced), and after
 // __syncthreads writes a piece of each of its rows of out (coalesced again).
 //
-// Two kernels do that:
+// Three kernels do that:
 //   - the vector kernel (below: transpose_vec) for a matrix with more than
 //     BW_THIN_ROWS rows and more than BW_THIN_COLS columns, which moves 16
 //     bytes an access wherever it can;
-//   - the element kernel (transpose_kernel) for a matrix with few rows or
-//     few columns (2 x 1073741823, 100003 x 9, 100 x 1048579), one bf16 an
-//     access, with a tile that spans the short side: then each tile's piece
-//     of out (or of in) is one contiguous run, read or written as such.
+//   - for few rows or few columns (2 x 1073741823, 100 x 1048579, 100003 x
+//     9) a tile that spans the short side: then each tile's piece of out
+//     (or of in) is one contiguous run. Few rows: the wide kernel
+//     (transpose_wide), 16 bytes an access; few columns: the element kernel
+//     (transpose_kernel), one bf16 an access.
 // Elements move as raw 16-bit patterns, never through float (a NaN keeps
 // its payload). The arrays are only 2-byte aligned: every wide access is
 // placed on memory's own grid, never on the tile's.
@@ -65,18 +66,22 @@
 //                  lanes a row (46340^2 up to 90.5, but 16384^2 and
 //                  8192 x 8193 up to 3 points down); 0, counted from the
 //                  piece's first vector                                  [1]
-// The element kernel's (thin shapes; every shape with BW_VEC=0):
-//   BW_TILE_ELEMS  elements per tile, TR * TC: 4096, 8192 or 16384     [8192]
+// The thin shapes' (the wide and element kernels; every shape with BW_VEC=0):
+//   BW_TILE_ELEMS  elements per tile, TR * TC: 4096 or 8192            [8192]
 //   BW_BLOCK       threads per block (a multiple of 32; each thread moves
 //                  BW_TILE_ELEMS / BW_BLOCK elements each way)           [256]
 //   BW_THIN_ROWS, BW_THIN_COLS  a matrix with at most this many rows (or
 //                  columns) gets a tile spanning them: the vector kernel's
 //                  256 x 128 tiles would be mostly empty, and with its rows
 //                  all in one tile row every tile takes the checked path
-//                  (H200, % of the copy: 17 x 1048579 7.9 -> 44.0,
-//                  128 x 1048579 46.7 -> 69.1, 1048579 x 33 34.7 -> 47.3;
-//                  but 1048579 x 100 84.0 -> 59.4: tall shapes keep the
-//                  vector kernel from 65 columns on)           [128, 64]
+//                  (H200, % of the copy, the vector kernel against the
+//                  element kernel: 17 x 1048579 7.9 -> 44.0, 128 x 1048579
+//                  46.7 -> 69.1, 1048579 x 33 34.7 -> 47.3; but 1048579 x
+//                  100 84.0 -> 59.4: tall shapes keep the vector kernel
+//                  from 65 columns on)                          [128, 64]
+//   BW_WIDE_VEC    1: few rows go to the wide kernel, 16 bytes an access
+//                  (17 x 1048579: 44.2 -> 83.6 % of the copy, 128 x
+//                  1048579 69.2 -> 80.1); 0: to the element kernel       [1]
 //   BW_BATCH       loads a thread issues before it uses the first        [8]
 //   BW_SQUARE_ROWS, BW_SQUARE_COLS  its tile for two long sides   [128, 64]
 //   BW_STORE_HINT  1: stores to out marked evict-first (st.global.cs)     [0]
@@ -100,6 +105,9 @@
 #endif
 #ifndef BW_THIN_COLS
 #define BW_THIN_COLS 64
+#endif
+#ifndef BW_WIDE_VEC
+#define BW_WIDE_VEC 1
 #endif
 #ifndef BW_BATCH
 #define BW_BATCH 8
@@ -150,8 +158,8 @@
 #define BW_VEC_LINE_GRID 1
 #endif
 
-static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192 || BW_TILE_ELEMS == 16384,
-              "BW_TILE_ELEMS: 4096, 8192 or 16384");
+// 16384 would put the element kernel's 16384 x 1 tile past 48 KB of shared memory.
+static_assert(BW_TILE_ELEMS == 4096 || BW_TILE_ELEMS == 8192, "BW_TILE_ELEMS: 4096 or 8192");
 static_assert(BW_BLOCK % 32 == 0 && BW_TILE_ELEMS % BW_BLOCK == 0, "BW_BLOCK: 32k dividing the tile");
 static_assert(BW_THIN_ROWS >= 1 && BW_THIN_ROWS <= 128 && BW_THIN_COLS >= 1 && BW_THIN_COLS <= 128,
               "BW_THIN_ROWS, BW_THIN_COLS: 1 to 128");
@@ -626,6 +634,78 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     return launch(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
 }
 
+// The wide kernel, for a matrix of at most BW_THIN_ROWS rows (17 x
+// 1048579): a tile spans every row and TC = BW_TILE_ELEMS / S columns, so
+// its piece of out, out[c0 * rows .. (c0 + w) * rows), is one run. Both
+// sides move 16 bytes an access: each row's piece of in as the aligned
+// vectors that hold it (cp.async), out's run as aligned vectors gathered
+// from shared memory element by element, its first and last few elements
+// one at a time.
+template <int S>
+__global__ void __launch_bounds__(B)
+transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
+{
+    constexpr int TC = BW_TILE_ELEMS / S;
+    constexpr int PV = TC / 8 + 1;   // slots a row: a piece off the grid spans one vector more
+    __shared__ Vec tile[S * PV];
+    const int c0 = (int)((long long)blockIdx.x * TC);
+    const int w = min(TC, cols - c0);
+    const long long total = (long long)rows * cols;
+    const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 8);
+    const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 8);
+    // Row i's piece starts sh(i) elements into its first vector. Its
+    // vectors sit in slots rotated by i / 8: in step 2 a warp's lanes read
+    // rows 8 apart, which would otherwise share a bank.
+    auto sh = [&](int i) { return (int)(((unsigned)i * (cols & 7) + c0 + p_in) & 7u); };   // c0 + 7 may pass INT_MAX
+    auto slot = [](int i, int k) { return i * PV + (k + (i >> 3)) % PV; };
+
+    // 1. in -> shared: vector k of row i holds the piece's elements 8k - sh(i) ..
+    for (int x = threadIdx.x; x < rows * PV; x += B) {
+        const int i = x / PV, k = x - i * PV, d = sh(i);
+        if (8 * k >= d + w)
+            continue;
+        const long long g = (long long)i * cols + c0 - d + 8 * k;
+        Vec* dst = &tile[slot(i, k)];
+        if (g >= 0 && g + 8 <= total)
+            copy_async<0>(dst, in + g);
+        else
+            *dst = load_vec(in, g, total);   // reaches past an end of in
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+
+    // 2. shared -> out: element l of the run is the tile's (l % rows, l / rows).
+    const unsigned short* sm = reinterpret_cast<const unsigned short*>(tile);
+    auto at = [&](int i, int j) {
+        const int e = sh(i) + j;
+        return (unsigned)sm[8 * slot(i, e >> 3) + (e & 7)];
+    };
+    const long long o0 = (long long)c0 * rows;
+    const int len = w * rows;
+    const int head = min(len, (int)((8 - ((o0 + p_out) & 7)) & 7));   // before the first aligned vector
+    const int body = (len - head) / 8 * 8;
+    for (int x = threadIdx.x; x < len - body; x += B) {
+        const int l = x < head ? x : x + body;
+        out[o0 + l] = (unsigned short)at(l % rows, l / rows);
+    }
+    for (int l = head + 8 * threadIdx.x; l < head + body; l += 8 * B) {
+        int j = l / rows, i = l - j * rows;
+        unsigned u[4];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+            const unsigned lo = at(i, j);
+            if (++i == rows)
+                i = 0, ++j;
+            const unsigned hi = at(i, j);
+            if (++i == rows)
+                i = 0, ++j;
+            u[m] = lo | hi << 16;
+        }
+        *reinterpret_cast<Vec*>(out + o0 + l) = {u[0], u[1], u[2], u[3]};
+    }
+}
+
 #endif // BW_VEC
 
 template <int TR, int TC>
@@ -639,6 +719,20 @@ cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short*
     return cudaPeekAtLastError();
 }
 
+// A matrix of at most S rows: the wide kernel, or the element kernel's
+// S x (E / S) tiles.
+template <int S>
+cudaError_t launch_rows(int rows, int cols, const unsigned short* in, unsigned short* out)
+{
+#if BW_VEC && BW_WIDE_VEC
+    constexpr long long TC = BW_TILE_ELEMS / S;
+    transpose_wide<S><<<(unsigned int)((cols + TC - 1) / TC), B>>>(rows, cols, in, out);
+    return cudaPeekAtLastError();
+#else
+    return launch<S, BW_TILE_ELEMS / S>(rows, cols, in, out);
+#endif
+}
+
 // The tile of a matrix with n rows (or columns) in the thin dimension: the
 // smallest power of two that spans them, the other side making up the
 // tile's elements. Template arguments must be constants, hence the ladder.
@@ -649,7 +743,7 @@ cudaError_t launch_thin(int rows, int cols, const unsigned short* in, unsigned s
     const int n = ThinRows ? rows : cols;
 #define BW_THIN_CASE(S)                                                               \
     if (n <= S)                                                                       \
-        return ThinRows ? launch<S, E / S>(rows, cols, in, out)                       \
+        return ThinRows ? launch_rows<S>(rows, cols, in, out)                         \
                         : launch<E / S, S>(rows, cols, in, out);
     BW_THIN_CASE(1)
     BW_THIN_CASE(2)
@@ -659,7 +753,7 @@ cudaError_t launch_thin(int rows, int cols, const unsigned short* in, unsigned s
     BW_THIN_CASE(32)
     BW_THIN_CASE(64)
 #undef BW_THIN_CASE
-    return ThinRows ? launch<128, E / 128>(rows, cols, in, out)
+    return ThinRows ? launch_rows<128>(rows, cols, in, out)
                     : launch<E / 128, 128>(rows, cols, in, out);
 }
 
