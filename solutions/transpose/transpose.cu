@@ -1,14 +1,12 @@
 // Reference solution: transpose, out[c * rows + r] = in[r * cols + c], bf16
 // moved bit for bit.
 //
-// A transpose does no arithmetic: it is a copy with the addresses shuffled,
-// so its ceiling is a device-to-device copy of the same bytes. Read in's
-// rows and write out's rows directly and one side is strided: every element
-// its own 32-byte sector. So each block moves a tile through shared memory:
-// it reads a piece of each of the tile's rows of in (coalesced), and after
-// __syncthreads writes a piece of each of its rows of out (coalesced again).
-//
-// Three kernels do that:
+// A transpose is a copy with the addresses shuffled: its ceiling is a
+// device-to-device copy of the same bytes. Read in's rows and write out's
+// directly and one side is strided, every element its own 32-byte sector;
+// so each block moves a tile through shared memory, reading pieces of its
+// rows of in and, after __syncthreads, writing pieces of its rows of out,
+// both coalesced. Three kernels do that:
 //   - the vector kernel (below: transpose_vec) for a matrix with more than
 //     BW_THIN_ROWS rows and more than BW_THIN_COLS columns, which moves 16
 //     bytes an access wherever it can;
@@ -21,70 +19,45 @@
 // its payload). The arrays are only 2-byte aligned: every wide access is
 // placed on memory's own grid, never on the tile's.
 //
-// The grid is 1-D, one block per tile: at most 2^31 - 1 tiles fit gridDim.x,
-// where gridDim.y could not hold the 524288 tile rows of a tall one.
-// Indices: rows * cols can be 2^31 - 1, so element indices are 64-bit
-// (r * cols + c, 2 * i as a byte offset and a rounded-up grid all pass
-// 2^31 - 1 for the largest shapes); per-tile offsets stay 32-bit.
+// The grid is 1-D, one block per tile (gridDim.y could not hold the 524288
+// tile rows of a tall one). rows * cols can be 2^31 - 1, so element indices
+// are 64-bit; per-tile offsets stay 32-bit.
 //
 // Compile-time knobs (try variants with -D), measured on the H200 with
-// tests/gpu/new_exercises_probe.sh (docs/BENCHMARKS.md):
+// tests/gpu/new_exercises_probe.sh; the figures are in docs/BENCHMARKS.md.
+// The vector kernel's:
 //   BW_VEC         1: the vector kernel for long sides; 0: the element
 //                  kernel for every shape                                [1]
-//   BW_VEC_LR      lanes per piece of a row of out; a tile has 8 x this
-//                  rows of in (8, 16 or 32)                              [32]
-//   BW_VEC_LC      lanes per piece of a row of in; a tile has 8 x this
-//                  columns (8, 16 or 32); threads: BW_VEC_LR x this       [16]
+//   BW_VEC_LR, BW_VEC_LC  lanes per piece of a row of out (of in): a tile
+//                  has 8 x LR rows and 8 x LC columns (8, 16, 32)  [32, 16]
 //   BW_VEC_MIN_BLOCKS  blocks an SM must hold (caps registers)            [2]
-//   BW_VEC_BAND    tile order: bands of this many tile rows, each band
-//                  column by column, so that the blocks running at once
-//                  touch few rows of out                                [128]
-//   BW_VEC_ROW_ORDER_COLS  a matrix this many tiles wide or narrower goes
-//                  row by row instead                                    [32]
-//   BW_VEC_ROW_LINES  1: a matrix that goes row by row, two tiles wide or
-//                  more, loads whole lines and asks for no L2 fetch (the
-//                  loads of the blocks running at once are one contiguous
-//                  stretch of in there; 1048579 x 1001: 85.7 -> 88.5 % of
-//                  the copy); 0: as the others                           [1]
+//   BW_VEC_BAND    bands of this many tile rows, each column by column
+//                  (blocks running at once touch few rows of out)       [128]
+//   BW_VEC_ROW_ORDER_COLS  at most this many tiles wide: row by row      [32]
+//   BW_VEC_ROW_LINES  1: row by row (two tiles wide or more), load whole
+//                  lines with no L2 fetch; 0: as in bands                [1]
 //   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
-//                  8 (16 bytes) or 16 (a 32-byte sector, so that no
-//                  sector of out is written by two blocks); 32 or 64
-//                  (more rows read, shorter tiles) measured slower      [16]
-//   BW_VEC_L2_FETCH  0, 128 or 256: loads of a matrix in bands ask the L2
-//                  to fetch that many bytes around each miss from memory
-//                  (cp.async's .L2::NB); 0 asks nothing                 [256]
-//   BW_VEC_IN_LINE 1: a matrix in bands loads whole 128-byte lines of in
-//                  too (up to 7 vectors more a row; faster at 46340^2,
-//                  slower at 16384^2 and 8192 x 8193)                     [0]
-//   BW_VEC_LINE_GRID  a matrix in bands: 1, its loads on the line grid,
-//                  vector k of a row the k-th 16 bytes of the line its
-//                  piece starts in, so that a line's vectors share one
-//                  128-byte group of shared memory (cp.async then asks
-//                  for the line once; 46340^2 at offsets 0 and 8:
-//                  88.3-88.9 -> 89.1-89.7 % of the copy); 2, the same
-//                  with the vectors past the first two lines taken 8
-//                  lanes a row (46340^2 up to 90.5, but 16384^2 and
-//                  8192 x 8193 up to 3 points down); 0, counted from the
-//                  piece's first vector                                  [1]
+//                  8 (16 bytes), 16 (a 32-byte sector: no sector of out
+//                  written by two blocks), 32 or 64 (slower)            [16]
+//   BW_VEC_L2_FETCH  0, 128 or 256: in bands, loads ask the L2 to fetch
+//                  that many bytes around a miss (cp.async's .L2::NB)  [256]
+//   BW_VEC_IN_LINE 1: in bands, load whole 128-byte lines of in too      [0]
+//   BW_VEC_LINE_GRID  in bands: 1, loads on the line grid (vector k of a
+//                  row is the k-th 16 bytes of the line its piece starts
+//                  in, so that a line's vectors share one 128-byte group
+//                  of shared memory); 2, the same with the vectors past the
+//                  first two lines taken 8 lanes a row; 0, vectors counted
+//                  from the piece's first                                [1]
 // The thin shapes' (the wide and element kernels; every shape with BW_VEC=0):
 //   BW_TILE_ELEMS  elements per tile, TR * TC: 4096 or 8192            [8192]
-//   BW_BLOCK       threads per block (a multiple of 32; each thread moves
-//                  BW_TILE_ELEMS / BW_BLOCK elements each way)           [256]
+//   BW_BLOCK       threads per block, a multiple of 32                 [256]
 //   BW_THIN_ROWS, BW_THIN_COLS  a matrix with at most this many rows (or
-//                  columns) gets a tile spanning them: the vector kernel's
-//                  256 x 128 tiles would be mostly empty, and with its rows
-//                  all in one tile row every tile takes the checked path
-//                  (H200, % of the copy, the vector kernel against the
-//                  element kernel: 17 x 1048579 7.9 -> 44.0, 128 x 1048579
-//                  46.7 -> 69.1, 1048579 x 33 34.7 -> 47.3; but 1048579 x
-//                  100 84.0 -> 59.4: tall shapes keep the vector kernel
-//                  from 65 columns on)                          [128, 64]
-//   BW_WIDE_VEC    1: few rows go to the wide kernel, 16 bytes an access
-//                  (17 x 1048579: 44.2 -> 83.6 % of the copy, 128 x
-//                  1048579 69.2 -> 80.1); 0: to the element kernel       [1]
+//                  columns) gets a tile spanning them, not the vector
+//                  kernel's mostly empty 256 x 128 tiles (all checked for
+//                  few rows); tall ones keep it from 65 columns on [128, 64]
+//   BW_WIDE_VEC    1: few rows go to the wide kernel, 0: the element one [1]
 //   BW_BATCH       loads a thread issues before it uses the first        [8]
 //   BW_SQUARE_ROWS, BW_SQUARE_COLS  its tile for two long sides   [128, 64]
-//   BW_STORE_HINT  1: stores to out marked evict-first (st.global.cs)     [0]
 //   BW_GROUP       its tile order: 0 row by row; g > 0 in bands of g tile
 //                  rows, a band column by column                       [128]
 #include "transpose.h"
@@ -120,9 +93,6 @@
 #endif
 #ifndef BW_SQUARE_COLS
 #define BW_SQUARE_COLS 64
-#endif
-#ifndef BW_STORE_HINT
-#define BW_STORE_HINT 0
 #endif
 #ifndef BW_VEC
 #define BW_VEC 1
@@ -179,10 +149,8 @@ namespace {
 constexpr int B = BW_BLOCK;
 constexpr int G = BW_BATCH;
 
-// Element e (0 <= e < TR * TC / B) of thread t's share of an R x C tile,
-// walked so that a warp's 32 lanes take 32 neighbours of one row (C >= 32)
-// or a run across whole rows (C < 32, the tile as wide as the matrix): the
-// row i and column j of that element in the tile.
+// Row and column of element e of thread t's share of an R x C tile: a warp
+// takes 32 neighbours of one row (C >= 32) or a run across whole rows.
 template <int R, int C>
 struct Walk {
     static_assert(B % C == 0 || C % B == 0, "tile and block must nest");
@@ -214,9 +182,8 @@ __device__ __forceinline__ void tile_of(unsigned int b, unsigned int tiles_r, un
     *tr = first * band + (in_band - *tc * height);
 }
 
-// Block b moves tile (tr, tc): rows tr * TR .. + TR - 1 and columns tc * TC ..
-// + TC - 1 of in, those inside the matrix. Loads go in batches of G, all G
-// issued before the first is used: bytes in flight.
+// Block b moves tile (tr, tc) of in, the part inside the matrix. Loads go in
+// batches of G, all issued before the first is used: bytes in flight.
 template <int TR, int TC>
 __global__ void __launch_bounds__(B)
 transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
@@ -258,64 +225,40 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             const int j = Walk<TC, TR>::row(t, e0 + g), i = Walk<TC, TR>::col(t, e0 + g);
-            if (i < h && j < w) {
-#if BW_STORE_HINT
-                __stcs(dst + (long long)j * rows + i, tile[i * P + j]);   // evict first
-#else
+            if (i < h && j < w)
                 dst[(long long)j * rows + i] = tile[i * P + j];
-#endif
-            }
         }
     }
 }
 
-// The vector kernel, for a matrix with both sides long (nearly every
-// element of the large shapes). A copy moved 2 bytes at a time reaches only
-// 66 % of cudaMemcpy on the H200, 16 bytes at a time 93 %
-// (tests/gpu/probes/access_width.cu; the kit's one-vector-a-thread copy
-// kernel 97 %, tests/gpu/probes/copy_paths.cu), so every global access of
-// an inner tile moves 16 bytes, eight bf16. The arrays are only 2-byte aligned and
-// each row starts at its own place on memory's 16-byte grid, so vectors are
-// aligned to the grid, not to the tile, and shifted in registers:
+// The vector kernel, for two long sides. A copy 2 bytes an access reaches 66
+// % of cudaMemcpy on the H200, 16 bytes 93 % (tests/gpu/probes/access_width.cu),
+// so an inner tile moves 16 bytes an access. Rows start anywhere on memory's
+// 16-byte grid: vectors sit on the grid, not the tile, shifted in registers:
 //
 //   1. Each row's piece of in (TC elements) spans TC / 8 + 1 aligned
-//      vectors; they are copied as they lie into shared memory with cp.async,
-//      which needs no registers, so all of a tile's loads are in flight at once.
-//      In bands, each load asks the L2 to fetch the 256 bytes around a
-//      miss: a piece that starts mid-line shares its first and last lines
-//      with the tiles beside it, and fetched whole those lines cost memory
-//      one access, not two (46340^2: 2.35 -> 2.26 ms on the H200); and
-//      in shared memory each line's vectors share one 128-byte group
-//      (the line grid: cp.async asks for the line once, 2.26 -> 2.24 ms).
-//      Row by row, the blocks running at once read one stretch of in, and
-//      a tile loads the whole lines its pieces touch, with no hint
-//      (RowLoads).
+//      vectors, copied as they lie into shared memory with cp.async (no
+//      registers: all of a tile's loads are in flight at once). In bands
+//      each load asks the L2 to fetch the 256 bytes around a miss (a piece
+//      that starts mid-line shares its end lines with the tiles beside it),
+//      and each line's vectors share one 128-byte group of shared memory
+//      (the line grid: cp.async asks for the line once). Row by row, a tile
+//      loads the whole lines its pieces touch, with no hint (RowLoads).
 //   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
-//      two neighbouring vectors, cut to the block's 8 columns (window()),
-//      then transposed in registers (byte permutes): eight pieces of 8
-//      elements of out's rows. The LR lanes sharing out's rows hold
-//      consecutive pieces; each lane joins its own and the next lane's (a
-//      shuffle) into the aligned vector of out it stores.
+//      two neighbouring vectors cut to the block's 8 columns (window()),
+//      transposed in registers (byte permutes) into eight pieces of out's
+//      rows; each lane joins its own and the next lane's pieces (a shuffle)
+//      into the aligned vector of out it stores.
 //
-// A block owns of each of out's rows the SR = TR - XA elements starting at
-// r0 - e, where e (0 .. XA - 1) puts the first of them on a 32-byte sector
-// (XA = 16 elements): so every store is a whole aligned vector and no two
-// blocks write the same sector. A sector written half by one block and half
-// by another costs the L2 two partial writes (46340^2: 2.39 -> 2.35 ms with
-// XA 16 rather than 8). That is why a tile holds in's rows r0 - XA .. r0 +
-// SR - 1: XA rows more than it owns, which the tile above reads too.
+// A block owns of each of out's rows the SR = TR - XA elements from r0 - e,
+// e (0 .. XA - 1) putting the first on a 32-byte sector: every store a whole
+// vector, no sector written by two blocks. So a tile holds in's rows r0 - XA
+// .. r0 + SR - 1, XA more than it owns.
 //
-// Shared memory holds each row's vectors at slots rotated by the row within
-// groups of 8 (slot(): on the line grid the 8 vectors of one line of in
-// stay in one 128-byte group, which cp.async needs to serve a line as one
-// request): in
-// step 2 a quarter warp reads 8 rows 8 apart, which unrotated would all sit
-// in the same bank group.
-// Edge tiles (the first and last tile rows, and any tile whose loads would
-// reach past in's end) run the same code with every access checked, and
-// read and write element by element where a vector would reach outside the
-// arrays. The last tile column is not an edge: only its w columns inside
-// the matrix are stored.
+// A row's vectors sit in slots rotated within groups of 8 (slot()): step 2's
+// quarter warp reads 8 rows 8 apart. Edge tiles (first and last tile rows,
+// loads past in's end) run the same code checked, element by element where
+// a vector would leave the arrays.
 #if BW_VEC
 using Vec = uint4;
 
@@ -407,11 +350,10 @@ static_assert(SR > XA, "a tile must own more rows than it reads above");
 static_assert(BW_VEC_L2_FETCH == 0 || BW_VEC_L2_FETCH == 128 || BW_VEC_L2_FETCH == 256,
               "BW_VEC_L2_FETCH: 0, 128 or 256");
 
-// How a tile's rows of in are loaded. Lines: every vector of the 128-byte
-// lines a piece touches; else the vectors that hold the piece. LineGrid
-// (with Lines always): k counts vectors from the line the piece starts in,
-// else from its first vector; 2: lanes take the vectors past LC by line, as
-// for Lines. Fetch: the bytes the L2 is asked to fetch around a miss.
+// How a tile's rows of in are loaded. Lines: every vector of the lines a
+// piece touches, else those holding the piece. LineGrid (always with Lines):
+// k counts from the line the piece starts in, else from its first vector;
+// 2: the vectors past LC taken by line. Fetch: bytes the L2 fetches a miss.
 template <bool Lines, int Fetch, int LineGrid = 0>
 struct Loads {
     static constexpr bool lines = Lines;
@@ -442,10 +384,8 @@ __device__ __forceinline__ void copy_async(Vec* dst, const unsigned short* p)
 #endif
 }
 
-// One tile, w of its columns inside the matrix (fewer than TC in the last
-// tile column). Edge: the tile touches the top or bottom of the matrix or
-// the arrays' ends, and every access is checked; the others (nearly all) run
-// without a check.
+// One tile, w of its columns inside the matrix. Edge: the tile touches the
+// top or bottom of the matrix or the arrays' ends: every access checked.
 template <bool Edge, class L>
 __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
                                           int p_out, const unsigned short* __restrict__ in,
@@ -456,23 +396,18 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     const long long total = (long long)rows * cols;
     const int t = threadIdx.x;
     constexpr Vec zero = {0u, 0u, 0u, 0u};
-    // Tile row i is in's row r0 - XA + i; its piece starts at element
-    // s_first + i * cols, d_i = (that + p_in) % (DM + 1) elements past the
+    // Tile row i is in's row r0 - XA + i, its piece d_i elements past the
     // grid the loads start on (16 bytes; 128 on the line grid).
     const long long s_first = (long long)(r0 - XA) * cols + c0;
     const int d_first = (int)((s_first + p_in) & DM), d_step = cols & DM;
 
-    // 1. in -> shared: vector k of row i holds the piece's elements
-    // 8k - d_i .. 8k - d_i + 7 (k up to LC + 7 on the line grid). A warp's
-    // lanes read whole rows: lane kk of a row takes vector kk of the piece
-    // (k = kk; LineGrid 1: k = d_i / 8 + kk) or of its first line (Lines,
-    // LineGrid 2: k = kk); then vector LC (the piece's last d_i % 8
-    // elements) goes one row a thread, or by line vectors LC .. LC + 7 go
-    // 8 lanes a row. Vector k of row i sits in slot k rotated within its
-    // group of 8 by i / 8 - d_i / 8: on the line grid the 8 vectors of a
-    // line fill one 128-byte group (cp.async asks the L2 for the line once
-    // only then), and in step 2 the 8 rows a quarter warp reads, 8 apart,
-    // land in 8 different banks.
+    // 1. in -> shared: vector k of row i holds the piece's elements 8k - d_i
+    // .. + 7 (k up to LC + 7 on the line grid). Lane kk of a row takes
+    // vector kk of the piece (LineGrid 1: k = d_i / 8 + kk) or of its first
+    // line (Lines, LineGrid 2); then vector LC goes one row a thread, or by
+    // line vectors LC .. LC + 7 go 8 lanes a row. Slot: k rotated within its
+    // group of 8 by i / 8 - d_i / 8 (a line's 8 vectors fill one group on
+    // the line grid; the rows a quarter warp reads land in 8 banks).
     auto slot = [](int i, int d, int k) {
         const int rot = (i >> 3) - (d >> 3);
         return (k & ~7) | ((k + rot) & 7);
@@ -510,13 +445,10 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     __pipeline_wait_prior(0);
     __syncthreads();
 
-    // 2. shared -> out. Thread (g, v) takes tile rows 8g .. 8g + 7, columns
-    // 8v .. 8v + 7; column 8v + m of that block is in's rows r0 - XA + 8g ..
-    // r0 - XA + 8g + 7 of out's row c0 + 8v + m. Lane g < LR - XA / 8 stores
-    // the vector of that row holding in's rows r0 - e + 8g .. + 7: tile rows
-    // 8g + XA - e .., which lanes g + (XA - e) / 8 and the one after hold
-    // (for XA = 8: the last e elements of its own piece and the first 8 - e
-    // of the next lane's).
+    // 2. shared -> out. Thread (g, v) takes tile rows 8g .. + 7, columns 8v
+    // .. + 7: column 8v + m is in's rows r0 - XA + 8g .. + 7 of out's row c0
+    // + 8v + m. Lane g < LR - XA / 8 stores that row's vector of in's rows
+    // r0 - e + 8g .. + 7, held by lanes g + (XA - e) / 8 and the next.
     const int g = t % LR, v = t / LR;
     Vec q[8];
 #pragma unroll
@@ -551,8 +483,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     }
 }
 
-// Out of line: the checked copy is rarely run, and inlined it would double
-// the kernel's code.
+// Out of line: rarely run, and inlined it would double the kernel's code.
 template <class L>
 __device__ __noinline__ void move_edge_tile(Vec* tile, int rows, int cols, int r0, int c0, int p_in,
                                             int p_out, const unsigned short* __restrict__ in,
@@ -570,13 +501,10 @@ transpose_vec(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c, un
     unsigned int tile_r, tile_c;
     tile_of(blockIdx.x, tiles_r, tiles_c, band, &tile_r, &tile_c);
     const int r0 = (int)(tile_r * SR), c0 = (int)(tile_c * TC);
-    // Inside: rows r0 - XA .. r0 + SR - 1 and the row after them exist and
-    // the last row's loads (up to DM elements past its piece) end
-    // inside in, so every vector read lies in in. A tile of the last tile
-    // column counts as inside: its loads past the row's end read the next
-    // row, and w keeps its stores in the matrix (run checked, that column
-    // cost 1048579 x 1001, an eighth of whose tiles are in it, 0.2-0.7 % of
-    // the time; 4194319 x 255, half of them, 7 %).
+    // Inside: rows r0 - XA .. r0 + SR exist and the last row's loads (up to
+    // DM elements past its piece) end in in. The last tile column counts as
+    // inside: its loads past a row's end read the next row, w keeps its
+    // stores in the matrix (checked, it cost 4194319 x 255 7 % of its time).
     if (tile_r > 0 && r0 + SR < rows &&
         (long long)(r0 + SR - 1) * cols + c0 + TC + L::DM + 1 <= (long long)rows * cols)
         move_tile<false, L>(tile, rows, cols, r0, c0, p_in, p_out, in, out);
@@ -604,12 +532,10 @@ cudaError_t launch_vec_as(unsigned int blocks, int rows, int cols, unsigned int 
 
 cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned short* out)
 {
-    // Each array's first element on memory's 128-byte grid (0 .. 63); the
-    // kernel takes what its grids need (a 16-byte vector, a sector, a line).
+    // Each array's first element on memory's 128-byte grid (0 .. 63).
     const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 64);
     const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 64);
-    // A tile's piece of an out row can start up to XA - 1 rows early, so
-    // the tiles reach up to XA - 1 rows past the last.
+    // A piece of out can start up to XA - 1 rows early: tiles reach past.
     const long long tiles_r = ((long long)rows + XA - 1 + SR - 1) / SR;
     const long long tiles_c = ((long long)cols + TC - 1) / TC;
     // The blocks running at once should cover a compact patch of both
@@ -618,15 +544,13 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     const unsigned int band = row_order ? 1u : BW_VEC_BAND;
     const unsigned int blocks = (unsigned int)(tiles_r * tiles_c);
     // Row by row, the blocks running at once read one stretch of in: whole
-    // lines then cost memory nothing more, and a fetch hint only adds L2
-    // traffic. One tile column (a piece shorter than a tile) reads fewer
-    // bytes by the vector (1048579 x 17: 23.7 % of the copy, lines 21.0).
+    // lines cost memory nothing more, a fetch hint only adds L2 traffic. One
+    // tile column reads fewer bytes by the vector (measured at 1048579 x 17,
+    // since gone to the element kernel: 23.7 % of the copy, lines 21.0).
     const bool row_lines = BW_VEC_ROW_LINES && row_order && tiles_c >= 2;
-    // Where every row's piece starts in its line's first vector (cols a
-    // multiple of 64, in's first element among the first 8 of its line),
-    // the line grid loads what the first-vector count loads, and the
-    // simpler code is faster (16384^2 at offsets 1 and 7: 1.3-1.5 % on the
-    // H200).
+    // Where every row's piece starts in its line's first vector (cols % 64
+    // == 0, in's first element among its line's first 8), the two counts
+    // load the same and the simpler code is faster (16384^2: 1.3-1.5 %).
     const bool same_grid = cols % 64 == 0 && p_in < 8;
     auto* launch = row_lines   ? launch_vec_as<RowLoads>
                    : same_grid ? launch_vec_as<BandVecLoads>
@@ -634,13 +558,11 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     return launch(blocks, rows, cols, (unsigned int)tiles_r, (unsigned int)tiles_c, band, p_in, p_out, in, out);
 }
 
-// The wide kernel, for a matrix of at most BW_THIN_ROWS rows (17 x
-// 1048579): a tile spans every row and TC = BW_TILE_ELEMS / S columns, so
-// its piece of out, out[c0 * rows .. (c0 + w) * rows), is one run. Both
-// sides move 16 bytes an access: each row's piece of in as the aligned
-// vectors that hold it (cp.async), out's run as aligned vectors gathered
-// from shared memory element by element, its first and last few elements
-// one at a time.
+// The wide kernel, for at most BW_THIN_ROWS rows (17 x 1048579): a tile
+// spans every row and TC = BW_TILE_ELEMS / S columns, so its piece of out is
+// one run, out[c0 * rows .. (c0 + w) * rows). 16 bytes an access both ways:
+// in's row pieces as the aligned vectors holding them (cp.async), out's run
+// as aligned vectors gathered from shared memory, its ends one by one.
 template <int S>
 __global__ void __launch_bounds__(B)
 transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
@@ -653,9 +575,8 @@ transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsign
     const long long total = (long long)rows * cols;
     const int p_in = (int)((reinterpret_cast<uintptr_t>(in) / 2) % 8);
     const int p_out = (int)((reinterpret_cast<uintptr_t>(out) / 2) % 8);
-    // Row i's piece starts sh(i) elements into its first vector. Its
-    // vectors sit in slots rotated by i / 8: in step 2 a warp's lanes read
-    // rows 8 apart, which would otherwise share a bank.
+    // Row i's piece starts sh(i) elements into its first vector; slots
+    // rotate by i / 8, as step 2's lanes read rows 8 apart.
     auto sh = [&](int i) { return (int)(((unsigned)i * (cols & 7) + c0 + p_in) & 7u); };   // c0 + 7 may pass INT_MAX
     auto slot = [](int i, int k) { return i * PV + (k + (i >> 3)) % PV; };
 
@@ -719,8 +640,7 @@ cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short*
     return cudaPeekAtLastError();
 }
 
-// A matrix of at most S rows: the wide kernel, or the element kernel's
-// S x (E / S) tiles.
+// At most S rows: the wide kernel, or the element kernel's S x (E / S) tiles.
 template <int S>
 cudaError_t launch_rows(int rows, int cols, const unsigned short* in, unsigned short* out)
 {
@@ -733,9 +653,8 @@ cudaError_t launch_rows(int rows, int cols, const unsigned short* in, unsigned s
 #endif
 }
 
-// The tile of a matrix with n rows (or columns) in the thin dimension: the
-// smallest power of two that spans them, the other side making up the
-// tile's elements. Template arguments must be constants, hence the ladder.
+// The thin side's tile: the smallest power of two spanning its n rows (or
+// columns). Template arguments must be constants, hence the ladder.
 template <bool ThinRows>
 cudaError_t launch_thin(int rows, int cols, const unsigned short* in, unsigned short* out)
 {
