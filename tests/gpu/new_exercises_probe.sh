@@ -51,6 +51,8 @@ lband256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1,-DBW_VEC_
 v16mb4:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=4
 vecgrid:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=0
 lgtail:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=2
+wide0:transpose:solutions/transpose/transpose.cu:-DBW_WIDE_VEC=0
+thin16:transpose:solutions/transpose/transpose.cu:-DBW_THIN_ROWS=16,-DBW_THIN_COLS=16
 element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
@@ -61,7 +63,7 @@ IMPLS=$(for line in $IMPLS; do IFS=: read -r label ex _ _ <<< "$line"
 declare -A SIZES=(
   [saxpy]="268435455 67108869"
   [reduce_sum]="268435455 67108869"
-  [transpose]="16384:16384 1048579:1001 8192:8193 46340:46340"
+  [transpose]="16384:16384 1048579:1001 8192:8193 46340:46340 17:1048579 128:1048579 1048579:33"
 )
 declare -A VAR_SIZES=([saxpy]=1 [reduce_sum]=1 [transpose]=2)
 
