@@ -6,15 +6,15 @@
 // directly and one side is strided, every element its own 32-byte sector;
 // so each block moves a tile through shared memory, reading pieces of its
 // rows of in and, after __syncthreads, writing pieces of its rows of out,
-// both coalesced. Three kernels do that:
-//   - the vector kernel (below: transpose_vec) for a matrix with more than
-//     BW_THIN_ROWS rows and more than BW_THIN_COLS columns, which moves 16
-//     bytes an access wherever it can;
-//   - for few rows or few columns (2 x 1073741823, 100 x 1048579, 100003 x
-//     9) a tile that spans the short side: then each tile's piece of out
-//     (or of in) is one contiguous run. Few rows: the wide kernel
-//     (transpose_wide), 16 bytes an access; few columns: the element kernel
-//     (transpose_kernel), one bf16 an access.
+// both coalesced. Four kernels do that:
+//   - the vector kernel (transpose_vec), 16 bytes an access wherever it can,
+//     for more than BW_THIN_ROWS rows and more than BW_THIN_COLS columns;
+//   - for few rows or few columns (2 x 1073741823, 100003 x 9) a tile that
+//     spans the short side, so that its piece of out (few rows: the wide
+//     kernel, transpose_wide) or of in (few columns: the tall kernel,
+//     transpose_tall) is one contiguous run; both move 16 bytes an access;
+//   - the element kernel (transpose_kernel), one bf16 an access, for two
+//     columns and wherever a knob below turns the others off.
 // Elements move as raw 16-bit patterns, never through float (a NaN keeps
 // its payload). The arrays are only 2-byte aligned: every wide access is
 // placed on memory's own grid, never on the tile's.
@@ -22,44 +22,6 @@
 // The grid is 1-D, one block per tile (gridDim.y could not hold the 524288
 // tile rows of a tall one). rows * cols can be 2^31 - 1, so element indices
 // are 64-bit; per-tile offsets stay 32-bit.
-//
-// Compile-time knobs (try variants with -D), measured on the H200 with
-// tests/gpu/new_exercises_probe.sh; the figures are in docs/BENCHMARKS.md.
-// The vector kernel's:
-//   BW_VEC         1: the vector kernel for long sides; 0: the element
-//                  kernel for every shape                                [1]
-//   BW_VEC_LR, BW_VEC_LC  lanes per piece of a row of out (of in): a tile
-//                  has 8 x LR rows and 8 x LC columns (8, 16, 32)  [32, 16]
-//   BW_VEC_MIN_BLOCKS  blocks an SM must hold (caps registers)            [2]
-//   BW_VEC_BAND    bands of this many tile rows, each column by column
-//                  (blocks running at once touch few rows of out)       [128]
-//   BW_VEC_ROW_ORDER_COLS  at most this many tiles wide: row by row      [32]
-//   BW_VEC_ROW_LINES  1: row by row (two tiles wide or more), load whole
-//                  lines with no L2 fetch; 0: as in bands                [1]
-//   BW_VEC_OUT_ALIGN  out's pieces start on a grid of this many elements:
-//                  8 (16 bytes), 16 (a 32-byte sector: no sector of out
-//                  written by two blocks), 32 or 64 (slower)            [16]
-//   BW_VEC_L2_FETCH  0, 128 or 256: in bands, loads ask the L2 to fetch
-//                  that many bytes around a miss (cp.async's .L2::NB)  [256]
-//   BW_VEC_IN_LINE 1: in bands, load whole 128-byte lines of in too      [0]
-//   BW_VEC_LINE_GRID  in bands: 1, loads on the line grid (vector k of a
-//                  row is the k-th 16 bytes of the line its piece starts
-//                  in, so that a line's vectors share one 128-byte group
-//                  of shared memory); 2, the same with the vectors past the
-//                  first two lines taken 8 lanes a row; 0, vectors counted
-//                  from the piece's first                                [1]
-// The thin shapes' (the wide and element kernels; every shape with BW_VEC=0):
-//   BW_TILE_ELEMS  elements per tile, TR * TC: 4096 or 8192            [8192]
-//   BW_BLOCK       threads per block, a multiple of 32                 [256]
-//   BW_THIN_ROWS, BW_THIN_COLS  a matrix with at most this many rows (or
-//                  columns) gets a tile spanning them, not the vector
-//                  kernel's mostly empty 256 x 128 tiles (all checked for
-//                  few rows); tall ones keep it from 65 columns on [128, 64]
-//   BW_WIDE_VEC    1: few rows go to the wide kernel, 0: the element one [1]
-//   BW_BATCH       loads a thread issues before it uses the first        [8]
-//   BW_SQUARE_ROWS, BW_SQUARE_COLS  its tile for two long sides   [128, 64]
-//   BW_GROUP       its tile order: 0 row by row; g > 0 in bands of g tile
-//                  rows, a band column by column                       [128]
 #include "transpose.h"
 
 #include <cstdint>
@@ -67,65 +29,58 @@
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
-#ifndef BW_TILE_ELEMS
+// Compile-time knobs (try variants with -D), measured on the H200 with
+// tests/gpu/new_exercises_probe.sh; the figures are in docs/BENCHMARKS.md.
+// The vector kernel's:
+#ifndef BW_VEC_LR   // lanes per piece of a row of out: a tile has 8 x LR rows (8, 16, 32)
+#define BW_VEC_LR 32
+#endif
+#ifndef BW_VEC_LC   // lanes per piece of a row of in: a tile has 8 x LC columns (8, 16, 32)
+#define BW_VEC_LC 16
+#endif
+#ifndef BW_VEC_MIN_BLOCKS   // blocks an SM must hold (caps registers)
+#define BW_VEC_MIN_BLOCKS 2
+#endif
+#ifndef BW_VEC_BAND   // bands of this many tile rows, each column by column (few rows of out at once)
+#define BW_VEC_BAND 128
+#endif
+#ifndef BW_VEC_ROW_ORDER_COLS   // at most this many tiles wide: row by row
+#define BW_VEC_ROW_ORDER_COLS 32
+#endif
+#ifndef BW_VEC_ROW_LINES   // 1: row by row (2 tiles wide or more), whole lines, no L2 fetch; 0: as in bands
+#define BW_VEC_ROW_LINES 1
+#endif
+#ifndef BW_VEC_OUT_ALIGN   // out's pieces start on a grid of 8, 16 (a 32-byte sector), 32 or 64 elements
+#define BW_VEC_OUT_ALIGN 16
+#endif
+#ifndef BW_VEC_L2_FETCH   // 0, 128 or 256: in bands, loads ask the L2 for that many bytes a miss
+#define BW_VEC_L2_FETCH 256
+#endif
+#ifndef BW_VEC_LINE_GRID   // in bands: 1, loads on the line grid; 0, from the piece's first vector
+#define BW_VEC_LINE_GRID 1
+#endif
+// The thin shapes' (wide, tall and element kernels):
+#ifndef BW_TILE_ELEMS   // elements per tile: 4096 or 8192
 #define BW_TILE_ELEMS 8192
 #endif
-#ifndef BW_BLOCK
+#ifndef BW_BLOCK   // threads per block, a multiple of 32
 #define BW_BLOCK 256
 #endif
-#ifndef BW_THIN_ROWS
+#ifndef BW_THIN_ROWS   // at most this many rows (columns, BW_THIN_COLS): a tile spanning them, not
+// the vector kernel's mostly empty 256 x 128 ones (tall ones keep it from 65 columns on)
 #define BW_THIN_ROWS 128
 #endif
 #ifndef BW_THIN_COLS
 #define BW_THIN_COLS 64
 #endif
-#ifndef BW_WIDE_VEC
+#ifndef BW_WIDE_VEC   // 1: few rows go to the wide kernel, 0: to the element one
 #define BW_WIDE_VEC 1
 #endif
-#ifndef BW_BATCH
+#ifndef BW_TALL_VEC   // 1: few columns (but 2) go to the tall kernel, 0: to the element one
+#define BW_TALL_VEC 1
+#endif
+#ifndef BW_BATCH   // the element kernel: loads a thread issues before it uses the first
 #define BW_BATCH 8
-#endif
-#ifndef BW_GROUP
-#define BW_GROUP 128
-#endif
-#ifndef BW_SQUARE_ROWS
-#define BW_SQUARE_ROWS 128
-#endif
-#ifndef BW_SQUARE_COLS
-#define BW_SQUARE_COLS 64
-#endif
-#ifndef BW_VEC
-#define BW_VEC 1
-#endif
-#ifndef BW_VEC_LR
-#define BW_VEC_LR 32
-#endif
-#ifndef BW_VEC_LC
-#define BW_VEC_LC 16
-#endif
-#ifndef BW_VEC_MIN_BLOCKS
-#define BW_VEC_MIN_BLOCKS 2
-#endif
-#ifndef BW_VEC_BAND
-#define BW_VEC_BAND 128
-#endif
-#ifndef BW_VEC_ROW_ORDER_COLS
-#define BW_VEC_ROW_ORDER_COLS 32
-#endif
-#ifndef BW_VEC_OUT_ALIGN
-#define BW_VEC_OUT_ALIGN 16
-#endif
-#ifndef BW_VEC_L2_FETCH
-#define BW_VEC_L2_FETCH 256
-#endif
-#ifndef BW_VEC_IN_LINE
-#define BW_VEC_IN_LINE 0
-#endif
-#ifndef BW_VEC_ROW_LINES
-#define BW_VEC_ROW_LINES 1
-#endif
-#ifndef BW_VEC_LINE_GRID
-#define BW_VEC_LINE_GRID 1
 #endif
 
 // 16384 would put the element kernel's 16384 x 1 tile past 48 KB of shared memory.
@@ -154,20 +109,9 @@ constexpr int G = BW_BATCH;
 template <int R, int C>
 struct Walk {
     static_assert(B % C == 0 || C % B == 0, "tile and block must nest");
-    __device__ static int row(int t, int e)
-    {
-        if constexpr (B >= C)
-            return t / C + e * (B / C);
-        else
-            return e / (C / B);
-    }
-    __device__ static int col(int t, int e)
-    {
-        if constexpr (B >= C)
-            return t % C;
-        else
-            return t + (e % (C / B)) * B;
-    }
+    static constexpr int RB = B >= C ? B / C : 1, CB = C >= B ? C / B : 1;   // rows a pass, passes a row
+    __device__ static int row(int t, int e) { return B >= C ? t / C + e * RB : e / CB; }
+    __device__ static int col(int t, int e) { return B >= C ? t % C : t + e % CB * B; }
 };
 
 // Block b's tile, in bands of `band` tile rows, each band column by column
@@ -195,7 +139,7 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
     __shared__ unsigned short tile[TR * P];
 
     unsigned int tile_r, tile_c;
-    tile_of(blockIdx.x, tiles_r, tiles_c, BW_GROUP > 0 ? BW_GROUP : 1, &tile_r, &tile_c);
+    tile_of(blockIdx.x, tiles_r, tiles_c, 128, &tile_r, &tile_c);   // bands of 128 tile rows
     const int r0 = (int)(tile_r * TR);
     const int c0 = (int)(tile_c * TC);
     const int h = min(TR, rows - r0), w = min(TC, cols - c0);   // the tile inside the matrix
@@ -233,33 +177,25 @@ transpose_kernel(int rows, int cols, unsigned int tiles_r, unsigned int tiles_c,
 
 // The vector kernel, for two long sides. A copy 2 bytes an access reaches 66
 // % of cudaMemcpy on the H200, 16 bytes 93 % (tests/gpu/probes/access_width.cu),
-// so an inner tile moves 16 bytes an access. Rows start anywhere on memory's
-// 16-byte grid: vectors sit on the grid, not the tile, shifted in registers:
-//
+// so an inner tile moves 16 bytes an access, on memory's grid, not the tile's:
 //   1. Each row's piece of in (TC elements) spans TC / 8 + 1 aligned
-//      vectors, copied as they lie into shared memory with cp.async (no
-//      registers: all of a tile's loads are in flight at once). In bands
-//      each load asks the L2 to fetch the 256 bytes around a miss (a piece
-//      that starts mid-line shares its end lines with the tiles beside it),
-//      and each line's vectors share one 128-byte group of shared memory
-//      (the line grid: cp.async asks for the line once). Row by row, a tile
-//      loads the whole lines its pieces touch, with no hint (RowLoads).
-//   2. Each thread takes an 8 x 8 block of the tile: for each of its 8 rows
-//      two neighbouring vectors cut to the block's 8 columns (window()),
-//      transposed in registers (byte permutes) into eight pieces of out's
-//      rows; each lane joins its own and the next lane's pieces (a shuffle)
-//      into the aligned vector of out it stores.
-//
+//      vectors, copied as they lie into shared memory with cp.async (all of
+//      a tile's loads in flight at once, no registers). In bands each load
+//      asks the L2 to fetch the 256 bytes around a miss (a piece starting
+//      mid-line shares its end lines with the tiles beside it), and a line's
+//      vectors share one 128-byte group of shared memory (the line grid:
+//      cp.async asks for the line once). Row by row, a tile loads the whole
+//      lines its pieces touch, with no hint (RowLoads).
+//   2. Each thread takes an 8 x 8 block of the tile: two neighbouring
+//      vectors of each of its rows cut to its 8 columns (window()), byte
+//      permutes into eight pieces of out's rows, and a shuffle joins its own
+//      and the next lane's pieces into the aligned vector of out it stores.
 // A block owns of each of out's rows the SR = TR - XA elements from r0 - e,
-// e (0 .. XA - 1) putting the first on a 32-byte sector: every store a whole
-// vector, no sector written by two blocks. So a tile holds in's rows r0 - XA
-// .. r0 + SR - 1, XA more than it owns.
-//
-// A row's vectors sit in slots rotated within groups of 8 (slot()): step 2's
+// e (0 .. XA - 1) putting the first on a 32-byte sector (no sector written
+// by two blocks), so a tile holds in's rows r0 - XA .. r0 + SR - 1. A row's
+// vectors sit in slots rotated within groups of 8 (slot()): step 2's
 // quarter warp reads 8 rows 8 apart. Edge tiles (first and last tile rows,
-// loads past in's end) run the same code checked, element by element where
-// a vector would leave the arrays.
-#if BW_VEC
+// loads past in's end) run the same code checked.
 using Vec = uint4;
 
 __device__ __forceinline__ Vec shfl_vec_down(Vec x, int delta, int width)
@@ -292,32 +228,15 @@ __device__ __forceinline__ unsigned word_of(Vec x, int q)
 }
 
 // Stores elements a .. b - 1 of x to p[a] .. p[b - 1]; p is 16-byte aligned.
-// In aligned pieces: one 16-byte store for the whole vector, else at most
-// five of 2, 4 or 8 bytes.
+// One 16-byte store for the whole vector, else element by element (only at
+// the matrix's top and bottom).
 __device__ __forceinline__ void store_range(unsigned short* p, Vec x, int a, int b)
 {
-    if (a == 0 && b >= 8) {
+    if (a == 0 && b >= 8)
         *reinterpret_cast<Vec*>(p) = x;
-        return;
-    }
-    if (a < b && (a & 1)) {
-        p[a] = (unsigned short)(word_of(x, a >> 1) >> 16);
-        ++a;
-    }
-    if (a + 2 <= b && (a & 2)) {
-        *reinterpret_cast<unsigned*>(p + a) = word_of(x, a >> 1);
-        a += 2;
-    }
-    if (a + 4 <= b) {   // a is 0 or 4 here
-        *reinterpret_cast<uint2*>(p + a) = a == 0 ? make_uint2(x.x, x.y) : make_uint2(x.z, x.w);
-        a += 4;
-    }
-    if (a + 2 <= b) {
-        *reinterpret_cast<unsigned*>(p + a) = word_of(x, a >> 1);
-        a += 2;
-    }
-    if (a < b)
-        p[a] = (unsigned short)word_of(x, a >> 1);
+    else
+        for (int m = a; m < b; ++m)
+            p[m] = (unsigned short)(word_of(x, m >> 1) >> (16 * (m & 1)));
 }
 
 // The aligned vector of in starting at element g (g + p_in a multiple of 8);
@@ -352,18 +271,17 @@ static_assert(BW_VEC_L2_FETCH == 0 || BW_VEC_L2_FETCH == 128 || BW_VEC_L2_FETCH 
 
 // How a tile's rows of in are loaded. Lines: every vector of the lines a
 // piece touches, else those holding the piece. LineGrid (always with Lines):
-// k counts from the line the piece starts in, else from its first vector;
-// 2: the vectors past LC taken by line. Fetch: bytes the L2 fetches a miss.
-template <bool Lines, int Fetch, int LineGrid = 0>
+// k counts from the line the piece starts in, else from its first vector.
+// Fetch: bytes the L2 fetches a miss.
+template <bool Lines, int Fetch, bool LineGrid = false>
 struct Loads {
     static constexpr bool lines = Lines;
     static constexpr int fetch = Fetch;
-    static constexpr bool line_grid = Lines || LineGrid != 0;
-    static constexpr bool line_tail = Lines || LineGrid == 2;
+    static constexpr bool line_grid = Lines || LineGrid;
     static constexpr int DM = line_grid ? 63 : 7;   // loads start on a grid of DM + 1 elements
 };
-using BandLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH, BW_VEC_LINE_GRID>;
-using BandVecLoads = Loads<BW_VEC_IN_LINE != 0, BW_VEC_L2_FETCH>;   // counted from the first vector
+using BandLoads = Loads<false, BW_VEC_L2_FETCH, BW_VEC_LINE_GRID != 0>;
+using BandVecLoads = Loads<false, BW_VEC_L2_FETCH>;   // counted from the first vector
 using RowLoads = Loads<true, 0>;
 
 // One 16-byte cp.async from global p to shared dst, asking the L2 for
@@ -382,6 +300,17 @@ __device__ __forceinline__ void copy_async(Vec* dst, const unsigned short* p)
 #else
     __pipeline_memcpy_async(dst, p, sizeof(Vec));
 #endif
+}
+
+// The aligned vector of in at element g into shared dst: by cp.async, or
+// element by element where it reaches past an end of in.
+__device__ __forceinline__ void copy_vec(Vec* dst, const unsigned short* __restrict__ in, long long g,
+                                         long long total)
+{
+    if (g >= 0 && g + 8 <= total)
+        copy_async<0>(dst, in + g);
+    else
+        *dst = load_vec(in, g, total);
 }
 
 // One tile, w of its columns inside the matrix. Edge: the tile touches the
@@ -403,9 +332,9 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
 
     // 1. in -> shared: vector k of row i holds the piece's elements 8k - d_i
     // .. + 7 (k up to LC + 7 on the line grid). Lane kk of a row takes
-    // vector kk of the piece (LineGrid 1: k = d_i / 8 + kk) or of its first
-    // line (Lines, LineGrid 2); then vector LC goes one row a thread, or by
-    // line vectors LC .. LC + 7 go 8 lanes a row. Slot: k rotated within its
+    // vector kk of the piece (LineGrid: k = d_i / 8 + kk) or of its first
+    // line (Lines); then vector LC goes one row a thread, or with Lines
+    // vectors LC .. LC + 7 go 8 lanes a row. Slot: k rotated within its
     // group of 8 by i / 8 - d_i / 8 (a line's 8 vectors fill one group on
     // the line grid; the rows a quarter warp reads land in 8 banks).
     auto slot = [](int i, int d, int k) {
@@ -414,12 +343,10 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
     };
     auto copy = [&](int i, int kk) {
         const int d = (d_first + i * d_step) & DM;
-        const int k = L::line_grid && !L::line_tail ? (d >> 3) + kk : kk;
+        const int k = L::line_grid && !L::lines ? (d >> 3) + kk : kk;
         // Lines: every vector of the 128-byte lines the piece touches; else
         // the vectors that hold some of it.
-        const bool needed = L::lines       ? 8 * k < ((d + w + 63) & ~63)
-                            : L::line_tail ? 8 * k + 8 > d && 8 * k <= d + w - 1
-                                           : 8 * k <= d + w - 1;
+        const bool needed = L::lines ? 8 * k < ((d + w + 63) & ~63) : 8 * k <= d + w - 1;
         if (!needed)
             return;
         const long long g = s_first + (long long)i * cols - d + 8 * k;
@@ -434,7 +361,7 @@ __device__ __forceinline__ void move_tile(Vec* tile, int rows, int cols, int r0,
 #pragma unroll
     for (int i0 = 0; i0 < TR; i0 += NT / LC)
         copy(i0 + t / LC, t % LC);
-    if constexpr (L::line_tail) {
+    if constexpr (L::lines) {
 #pragma unroll
         for (int i0 = 0; i0 < TR; i0 += NT / 8)
             copy(i0 + t / 8, LC + t % 8);
@@ -545,8 +472,7 @@ cudaError_t launch_vec(int rows, int cols, const unsigned short* in, unsigned sh
     const unsigned int blocks = (unsigned int)(tiles_r * tiles_c);
     // Row by row, the blocks running at once read one stretch of in: whole
     // lines cost memory nothing more, a fetch hint only adds L2 traffic. One
-    // tile column reads fewer bytes by the vector (measured at 1048579 x 17,
-    // since gone to the element kernel: 23.7 % of the copy, lines 21.0).
+    // tile column reads fewer bytes by the vector.
     const bool row_lines = BW_VEC_ROW_LINES && row_order && tiles_c >= 2;
     // Where every row's piece starts in its line's first vector (cols % 64
     // == 0, in's first element among its line's first 8), the two counts
@@ -583,14 +509,8 @@ transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsign
     // 1. in -> shared: vector k of row i holds the piece's elements 8k - sh(i) ..
     for (int x = threadIdx.x; x < rows * PV; x += B) {
         const int i = x / PV, k = x - i * PV, d = sh(i);
-        if (8 * k >= d + w)
-            continue;
-        const long long g = (long long)i * cols + c0 - d + 8 * k;
-        Vec* dst = &tile[slot(i, k)];
-        if (g >= 0 && g + 8 <= total)
-            copy_async<0>(dst, in + g);
-        else
-            *dst = load_vec(in, g, total);   // reaches past an end of in
+        if (8 * k < d + w)
+            copy_vec(&tile[slot(i, k)], in, (long long)i * cols + c0 - d + 8 * k, total);
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -627,7 +547,79 @@ transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsign
     }
 }
 
-#endif // BW_VEC
+// The tall kernel, for at most BW_THIN_COLS columns (1048579 x 17): a tile
+// spans every column and tr rows (tr * cols <= BW_TILE_ELEMS), so its piece
+// of in is one run, loaded as the aligned vectors holding it (cp.async). As
+// in the vector kernel a block owns of each of out's rows the sr = tr - 16
+// elements from r0 - e, e (0 .. 15) putting the first on a 32-byte sector,
+// stored as aligned vectors gathered from shared memory. A warp's 8 rows
+// apart are cols vectors apart: 8 bank groups for odd cols, and for even
+// cols (Pad) with a pad vector every cols & -cols.
+template <bool Pad>
+__global__ void __launch_bounds__(B)
+transpose_tall(int rows, int cols, int tr, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
+{
+    constexpr int NV = BW_TILE_ELEMS / 8 + 1;         // a run off the grid spans one vector more
+    __shared__ Vec tile[Pad ? NV + NV / 2 : NV];      // the pads: at most one vector in two
+    const int sr = tr - 16;
+    const long long rb = (long long)blockIdx.x * sr - 16;   // tile row i is in's row rb + i
+    const long long total = (long long)rows * cols, s0 = rb * cols;
+    const int d = (int)((s0 + (long long)((reinterpret_cast<uintptr_t>(in) / 2) % 8)) & 7);
+    const int nv = (d + tr * cols + 7) / 8, s3 = __ffs(cols) + 2;   // pads: one every 8 << (s3 - 3) elements
+    auto slot = [&](int k) { return Pad ? k + (k >> (s3 - 3)) : k; };
+
+    // 1. in -> shared: vector k holds the run's elements 8k - d .. + 7.
+    for (int k = threadIdx.x; k < nv; k += B)
+        copy_vec(&tile[slot(k)], in, s0 - d + 8 * k, total);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+
+    // 2. shared -> out: out's row j gets tile rows lo .. hi - 1 of column j,
+    // the first `head` (to the first aligned vector) and the last few one by one.
+    const unsigned short* sm = reinterpret_cast<const unsigned short*>(tile);
+    auto at = [&](int e) { return (unsigned)sm[Pad ? e + (e >> s3 << 3) : e]; };   // the run's element e - d
+    // Piece offsets need only the low bits of out's index: 32-bit, wrapping.
+    const unsigned base = (unsigned)rb + (unsigned)((reinterpret_cast<uintptr_t>(out) / 2) % 16);
+    const int top = (int)max(0LL, -rb), bottom = (int)min((long long)tr, rows - rb);
+    struct Piece { int lo, hi, head; };
+    auto piece = [&](int j) {
+        const unsigned o = (unsigned)j * (unsigned)rows + base;   // out's index of tile row 0, + p_out
+        const int first = 16 - (int)((o + 16) & 15);              // the tile row owned first
+        const int lo = max(first, top), hi = min(first + sr, bottom);
+        return Piece{lo, hi, min(hi - lo, (int)((8 - ((o + lo) & 7)) & 7))};
+    };
+    auto dst = [&](int j, int i) { return out + ((long long)j * rows + rb + i); };
+    for (int x = threadIdx.x; x < cols * 16; x += B) {
+        const int j = x >> 4, q = x & 15;
+        const Piece p = piece(j);
+        const int i = q < 8 ? p.lo + q : p.lo + p.head + (p.hi - p.lo - p.head) / 8 * 8 + q - 8;
+        if (q < 8 ? i < p.lo + p.head : i < p.hi)
+            *dst(j, i) = (unsigned short)at(d + i * cols + j);
+    }
+    const int jl = cols == 1 ? 0 : 2, vl = 5 - jl;   // lanes: 1 << jl columns, 1 << vl vectors
+    const int groups = (cols >> jl) + ((cols & ((1 << jl) - 1)) != 0), vb = (sr + (8 << vl) - 1) >> (vl + 3);
+    const int lane = threadIdx.x & 31;
+    // Warp w takes items w, w + B / 32, ..: item (group cg, block vi) holds
+    // columns cg << jl .., vectors vi << vl .. (stepped: no division a step).
+    int cg = (int)(threadIdx.x >> 5) / vb, vi = (int)(threadIdx.x >> 5) - cg * vb;
+    while (cg < groups) {
+        const int j = (cg << jl) + (lane & ((1 << jl) - 1));
+        const Piece p = piece(j);
+        const int i0 = p.lo + p.head + 8 * ((vi << vl) + (lane >> jl));
+        if (j < cols && i0 + 8 <= p.hi) {
+            const int e0 = d + i0 * cols + j;
+            unsigned u[4];
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+                u[m] = at(e0 + 2 * m * cols) | at(e0 + (2 * m + 1) * cols) << 16;
+            *reinterpret_cast<Vec*>(dst(j, i0)) = {u[0], u[1], u[2], u[3]};
+        }
+        for (vi += B / 32; vi >= vb; vi -= vb)
+            ++cg;
+    }
+}
+
 
 template <int TR, int TC>
 cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short* out)
@@ -644,7 +636,7 @@ cudaError_t launch(int rows, int cols, const unsigned short* in, unsigned short*
 template <int S>
 cudaError_t launch_rows(int rows, int cols, const unsigned short* in, unsigned short* out)
 {
-#if BW_VEC && BW_WIDE_VEC
+#if BW_WIDE_VEC
     constexpr long long TC = BW_TILE_ELEMS / S;
     transpose_wide<S><<<(unsigned int)((cols + TC - 1) / TC), B>>>(rows, cols, in, out);
     return cudaPeekAtLastError();
@@ -664,16 +656,29 @@ cudaError_t launch_thin(int rows, int cols, const unsigned short* in, unsigned s
     if (n <= S)                                                                       \
         return ThinRows ? launch_rows<S>(rows, cols, in, out)                         \
                         : launch<E / S, S>(rows, cols, in, out);
-    BW_THIN_CASE(1)
-    BW_THIN_CASE(2)
-    BW_THIN_CASE(4)
-    BW_THIN_CASE(8)
-    BW_THIN_CASE(16)
-    BW_THIN_CASE(32)
-    BW_THIN_CASE(64)
+    BW_THIN_CASE(1) BW_THIN_CASE(2) BW_THIN_CASE(4) BW_THIN_CASE(8)
+    BW_THIN_CASE(16) BW_THIN_CASE(32) BW_THIN_CASE(64)
 #undef BW_THIN_CASE
     return ThinRows ? launch_rows<128>(rows, cols, in, out)
                     : launch<E / 128, 128>(rows, cols, in, out);
+}
+
+// At most BW_THIN_COLS columns: the tall kernel, tiles of tr rows (a multiple of 16).
+cudaError_t launch_cols(int rows, int cols, const unsigned short* in, unsigned short* out)
+{
+#if BW_TALL_VEC
+    if (cols == 2)   // the element kernel: 86 % of the copy at 1073741823 x 2, this one 80
+        return launch_thin<false>(rows, cols, in, out);
+    const int tr = BW_TILE_ELEMS / cols / 16 * 16, sr = tr - 16;   // a piece can start 15 rows early
+    const unsigned int blocks = (unsigned int)(((long long)rows + 15 + sr - 1) / sr);
+    if (cols & 1)
+        transpose_tall<false><<<blocks, B>>>(rows, cols, tr, in, out);
+    else
+        transpose_tall<true><<<blocks, B>>>(rows, cols, tr, in, out);
+    return cudaPeekAtLastError();
+#else
+    return launch_thin<false>(rows, cols, in, out);
+#endif
 }
 
 } // namespace
@@ -689,11 +694,7 @@ void transpose(int rows, int cols, const nv_bfloat16* in, nv_bfloat16* out)
     if (rows <= BW_THIN_ROWS && rows <= cols)
         CHECK_CUDA(launch_thin<true>(rows, cols, src, dst));
     else if (cols <= BW_THIN_COLS)
-        CHECK_CUDA(launch_thin<false>(rows, cols, src, dst));
+        CHECK_CUDA(launch_cols(rows, cols, src, dst));
     else
-#if BW_VEC
         CHECK_CUDA(launch_vec(rows, cols, src, dst));
-#else
-        CHECK_CUDA((launch<BW_SQUARE_ROWS, BW_SQUARE_COLS>(rows, cols, src, dst)));
-#endif
 }

@@ -44,16 +44,13 @@ v16x16:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BL
 v32x8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LC=8,-DBW_VEC_MIN_BLOCKS=1
 xa8:transpose:solutions/transpose/transpose.cu:-DBW_VEC_OUT_ALIGN=8,-DBW_VEC_L2_FETCH=0
 nofetch:transpose:solutions/transpose/transpose.cu:-DBW_VEC_L2_FETCH=0
-line:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1
 rowvec:transpose:solutions/transpose/transpose.cu:-DBW_VEC_ROW_LINES=0
 band256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_BAND=256
-lband256:transpose:solutions/transpose/transpose.cu:-DBW_VEC_IN_LINE=1,-DBW_VEC_BAND=256
 v16mb4:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LR=16,-DBW_VEC_MIN_BLOCKS=4
 vecgrid:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=0
-lgtail:transpose:solutions/transpose/transpose.cu:-DBW_VEC_LINE_GRID=2
 wide0:transpose:solutions/transpose/transpose.cu:-DBW_WIDE_VEC=0
-thin16:transpose:solutions/transpose/transpose.cu:-DBW_THIN_ROWS=16,-DBW_THIN_COLS=16
-element:transpose:solutions/transpose/transpose.cu:-DBW_VEC=0"
+tall0:transpose:solutions/transpose/transpose.cu:-DBW_TALL_VEC=0
+thin16:transpose:solutions/transpose/transpose.cu:-DBW_THIN_ROWS=16,-DBW_THIN_COLS=16"
 # ONLY="saxpy transpose": just those exercises; LABELS="sol cub": just the
 # implementations with those labels.
 IMPLS=$(for line in $IMPLS; do IFS=: read -r label ex _ _ <<< "$line"
@@ -63,7 +60,7 @@ IMPLS=$(for line in $IMPLS; do IFS=: read -r label ex _ _ <<< "$line"
 declare -A SIZES=(
   [saxpy]="268435455 67108869"
   [reduce_sum]="268435455 67108869"
-  [transpose]="16384:16384 1048579:1001 8192:8193 46340:46340 17:1048579 128:1048579 1048579:33"
+  [transpose]="16384:16384 1048579:1001 8192:8193 46340:46340 17:1048579 128:1048579 1048579:33 16777259:17 4194319:64 268435455:1"
 )
 declare -A VAR_SIZES=([saxpy]=1 [reduce_sum]=1 [transpose]=2)
 
