@@ -552,9 +552,9 @@ transpose_wide(int rows, int cols, const unsigned short* __restrict__ in, unsign
 // of in is one run, loaded as the aligned vectors holding it (cp.async). As
 // in the vector kernel a block owns of each of out's rows the sr = tr - 16
 // elements from r0 - e, e (0 .. 15) putting the first on a 32-byte sector,
-// stored as aligned vectors gathered from shared memory. A warp's 8 rows
-// apart are cols vectors apart: 8 bank groups for odd cols, and for even
-// cols (Pad) with a pad vector every cols & -cols.
+// stored as aligned vectors gathered from shared memory. A warp takes 4
+// columns x 8 vectors (one column: 32 vectors), rows 8 apart, so cols vectors
+// apart: 8 bank groups for odd cols, for even ones (Pad) a pad every cols & -cols.
 template <bool Pad>
 __global__ void __launch_bounds__(B)
 transpose_tall(int rows, int cols, int tr, const unsigned short* __restrict__ in, unsigned short* __restrict__ out)
