@@ -87,7 +87,8 @@ void check_all(bool quick)
     if (!quick) {
         check_one(46340, 46340, 1, 61);           // 4 GiB in, 4 GiB out
         check_one(2, 1073741823, 7, 62);          // gridDim.y would overflow
-        check_one(1073741823, 2, 1, 63);          // the tall kernel's largest
+        check_one(1073741823, 2, 1, 63);          // two columns: the element kernel's largest
+        check_one(715827882, 3, 1, 64);           // the tall kernel's: rows * cols = 2^31 - 2
     }
 }
 
