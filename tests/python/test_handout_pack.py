@@ -517,7 +517,10 @@ class RealKitTests(unittest.TestCase):
                if k not in ("BWLAB_ROOT", "BWLAB_BUILD_DIR", "BWLAB_SECRET_SEED", "BWLAB_SEED")}
         r = subprocess.run([sys.executable, "run.py", "selftest"], cwd=self.kit, capture_output=True,
                            text=True, timeout=3600, env=env)
-        self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-6000:])
+        out = r.stdout + r.stderr
+        # The tail alone can miss a Check failure printed minutes earlier: name the failing lines first.
+        failing = [l for l in out.splitlines() if ":F:" in l or ":E:" in l or l.startswith(("FAIL", "ERROR"))]
+        self.assertEqual(r.returncode, 0, "\n".join(failing[:40]) + "\n...\n" + out[-4000:])
 
 
 def _corpus_exercise(entry: Path) -> str:
