@@ -84,6 +84,12 @@ void bw_case_check_finish(const bw_case_check *k, bw_case_result *r);
 int bw_case_check_differs(const bw_case_check *first, const bw_case_check *again,
                           const bw_case_result *r);
 
+/* How far two correct results of a reduction may lie apart: each within
+ * the rule's bound of the exact sum and rounded once to type t at
+ * magnitude at, so twice both. 0 where the bound is 0: the exact sum is
+ * then a float, and every correct order gives it. */
+double bw_sum_spread(bw_type t, double bound, double at);
+
 /* ---- BENCH: whole images in shared memory ---- */
 
 /* Lays out the images in shared memory: guards, inputs, the poison (a

@@ -281,6 +281,12 @@ const char *bw_value_class_name(bw_value_class v)
     case BW_VALUES_POSITIVE: return "positive";
     case BW_VALUES_EXACT: return "exact";
     case BW_VALUES_SPIKES: return "spikes";
+    case BW_VALUES_EXACT_POSITIVE: return "exact_positive";
     }
     return "unknown";
+}
+
+bw_value_class bw_timed_values(const bw_exercise *ex)
+{
+    return ex->shape == BW_SHAPE_REDUCTION ? BW_VALUES_EXACT_POSITIVE : BW_VALUES_RANDOM;
 }

@@ -17,7 +17,8 @@ typedef enum {
     /* reductions (inputs.c says how each is built): */
     BW_VALUES_POSITIVE,     /* positive values only: a sum that only grows */
     BW_VALUES_EXACT,        /* multiples of 2^-9 whose every partial sum is a float */
-    BW_VALUES_SPIKES        /* zeros with up to eight powers 2^0..2^7 at chosen indices */
+    BW_VALUES_SPIKES,       /* zeros with up to eight powers 2^0..2^7 at chosen indices */
+    BW_VALUES_EXACT_POSITIVE /* the exact class's magnitudes, all positive (bw_timed_values) */
 } bw_value_class;
 
 typedef enum {
@@ -61,5 +62,13 @@ const char *bw_case_group_name(bw_case_group g);
  * Returns how many were named, or -1 for an empty or unknown name. */
 int bw_parse_groups(const char *list, unsigned *mask);
 const char *bw_value_class_name(bw_value_class v);
+
+/* The values a benchmark's timed calls (and bwgrade once's) run on. A
+ * reduction's are exact and positive: every correct call returns the exact
+ * sum, so the by-value check of each timed call (bench_student.c) leaves
+ * no slack for a call that skips part of x and scales up what it read, and
+ * that sum is far from its negation, which a remembered result must match
+ * on the calls whose inputs are negated. */
+bw_value_class bw_timed_values(const bw_exercise *ex);
 
 #endif

@@ -205,6 +205,10 @@ int bw_case_check_differs(const bw_case_check *first, const bw_case_check *again
     if (a == b)
         return 0;
     double bound = isfinite(r->shape.sum_bound) ? r->shape.sum_bound : 0.0;
-    double rounding = bw_type_ulp_at(t, fmax(fabs(a), fabs(b)));
-    return !(fabs(a - b) <= 2.0 * (bound + rounding));
+    return !(fabs(a - b) <= bw_sum_spread(t, bound, fmax(fabs(a), fabs(b))));
+}
+
+double bw_sum_spread(bw_type t, double bound, double at)
+{
+    return bound == 0.0 ? 0.0 : 2.0 * (bound + bw_type_ulp_at(t, at));
 }

@@ -55,14 +55,15 @@ static float positive_value(uint64_t h)
 
 /* Exact: about 8192 nonzero elements whatever n, each +-m * 2^-9 or
  * +-m * 2^-8 with m < 256: multiples of 2^-9, so every partial sum is one,
- * and below 2^15 in magnitude, so every partial sum is a float. */
-static float exact_value(uint64_t h, int64_t n)
+ * and below 2^15 in magnitude, so every partial sum is a float. Exact
+ * positive: the same magnitudes, no sign. */
+static float exact_value(uint64_t h, int64_t n, int positive)
 {
     uint64_t every = n > 8192 ? (uint64_t)((n + 8191) / 8192) : 1u;
     if ((h >> 40) % every != 0)
         return 0.0f;
     float v = ldexpf((float)(1 + h % 255u), -9 + (int)((h >> 8) & 1u));
-    return (h >> 9) & 1u ? -v : v;
+    return (h >> 9) & 1u && !positive ? -v : v;
 }
 
 /* Special, by the case index (c->index % 4): 0 positive values near the top
@@ -107,7 +108,8 @@ void bw_values_reduction(const bw_fill_ctx *f, int64_t begin, int64_t end)
             uint32_t v;
             switch (c->values) {
             case BW_VALUES_POSITIVE: v = from_float(t, positive_value(h)); break;
-            case BW_VALUES_EXACT: v = from_float(t, exact_value(h, c->n)); break;
+            case BW_VALUES_EXACT: v = from_float(t, exact_value(h, c->n, 0)); break;
+            case BW_VALUES_EXACT_POSITIVE: v = from_float(t, exact_value(h, c->n, 1)); break;
             case BW_VALUES_SPIKES: v = 0; break;
             case BW_VALUES_SPECIAL: v = special_sum_value(f, t, h, i); break;
             default: v = from_float(t, bf16_to_float(lane_of(random_lanes(f->base[k],

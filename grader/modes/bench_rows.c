@@ -191,9 +191,8 @@ static void calibrate_row(bw_runner *base, const bw_request *student_req, bw_ben
     free(detail);
 }
 
-/* The case a row times: random values (a reduction's positive ones, so that
- * a remembered result is far from the negated one the check wants), alpha
- * 0.75, inputs from the seed and the row. */
+/* The case a row times: bw_timed_values, alpha 0.75, inputs from the seed
+ * and the row. */
 static void bench_case(const bw_bench_opts *o, const bw_bench_row *row, bw_case *c)
 {
     const bw_exercise *ex = o->ex;
@@ -205,7 +204,7 @@ static void bench_case(const bw_bench_opts *o, const bw_bench_row *row, bw_case 
     c->offset_elems = row->offset;
     c->alpha = ex->uses_alpha ? 0.75f : 0.0f;
     c->alpha_kind = ex->uses_alpha ? "fixed" : "-";
-    c->values = ex->shape == BW_SHAPE_REDUCTION ? BW_VALUES_POSITIVE : BW_VALUES_RANDOM;
+    c->values = bw_timed_values(ex);
     c->group = BW_GROUP_LARGE;
     c->data_seed = bw_mix64(o->seed ^ bw_mix64((uint64_t)row->n * 31u + (uint64_t)row->offset));
 }
@@ -222,16 +221,15 @@ static uint64_t images_hash(const bw_case_data *d, const uint8_t *images, uint64
     return h;
 }
 
-/* By value: how far two correct calls' results may lie apart, each within
- * the rule's bound of the exact sum and rounded once: twice both. */
+/* By value: how far two correct calls' results may lie apart (0 on the
+ * timed values of bw_timed_values). */
 static double value_tolerance(const bw_case_data *d, const uint8_t *images)
 {
     bw_case_result r;
     bw_case_result_init(&r);
     bw_case_data_check(d, images, &r);   /* before the call: the facts of its inputs */
-    double rounding = bw_type_ulp_at(bw_exercise_out_type(d->ex),
-                                     fabs(r.shape.sum_exact) + r.shape.sum_bound);
-    double tol = 2.0 * (r.shape.sum_bound + rounding);
+    double tol = bw_sum_spread(bw_exercise_out_type(d->ex), r.shape.sum_bound,
+                               fabs(r.shape.sum_exact) + r.shape.sum_bound);
     bw_case_result_free(&r);
     return tol;
 }

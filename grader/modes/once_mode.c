@@ -19,7 +19,7 @@ int bw_once_main(const bw_exercise *ex, const char *worker_path, bw_size size, i
     c.offset_elems = offset;
     c.alpha = ex->uses_alpha ? 0.75f : 0.0f;
     c.alpha_kind = ex->uses_alpha ? "random" : "-";
-    c.values = ex->shape == BW_SHAPE_REDUCTION ? BW_VALUES_POSITIVE : BW_VALUES_RANDOM;
+    c.values = bw_timed_values(ex);
     c.group = BW_GROUP_LARGE;
     c.data_seed = seed;
 

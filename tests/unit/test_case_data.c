@@ -9,6 +9,7 @@
  * the sizes above cross many chunks, and must agree with the check of the
  * whole images in every field; and the chunks the fill writes must add up
  * to the whole images, byte for byte. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "case_data.h"
@@ -421,6 +422,78 @@ START_TEST(guards_are_reported_by_array_across_chunks)
 }
 END_TEST
 
+/* The sum of x as a call that skips one 64-element line in 32 and scales
+ * up what it read (tests/corpus/reduce_samples), and the exact sum. */
+static void sampled_and_exact(built *b, double *sampled, double *exact)
+{
+    const bw_exercise *ex = b->d.ex;
+    int k = 0;
+    while (!bw_exercise_is_input(ex, k))
+        k++;
+    bw_type t = ex->arrays[k].type;
+    const void *x = data_of(b, k);
+    double kept = 0.0, all = 0.0;
+    for (int64_t i = 0; i < b->d.c.n; i++) {
+        double v = bw_elem_to_double(t, bw_elem_load(t, x, i));
+        all += v;
+        if ((i >> 6) % 32 != 31)
+            kept += v;
+    }
+    *sampled = kept * 32.0 / 31.0;
+    *exact = all;
+}
+
+/* A benchmark of a reduction checks each timed call by value, against the
+ * validated first call, within bw_sum_spread. On its timed values that
+ * spread is 0, so a call that reads 31/32 of x and scales by 32/31 is seen; on
+ * positive values (the benchmark's before) the same call lay within it.
+ * And the sum is far from 0, where a remembered one would match the
+ * negated inputs'. Catches timed values with slack (positive, random) or
+ * signs (exact), and a spread that allows some where the bound is 0. */
+START_TEST(timed_values_leave_a_reduction_no_slack)
+{
+    int tried = 0;
+    for (int e = 0; e < bw_exercise_count(); e++) {
+        const bw_exercise *ex = bw_exercise_at(e);
+        if (ex->shape != BW_SHAPE_REDUCTION)
+            continue;
+        bw_type t = bw_exercise_out_type(ex);
+        const int64_t ns[] = {1048579, 4194319};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            for (int timed = 1; timed >= 0; timed--) {
+                bw_case c = make_case(ex, ns[i], 0, timed ? bw_timed_values(ex) : BW_VALUES_POSITIVE);
+                built b = build(ex, &c, 4);
+                bw_case_result r = check(&b);
+                double sampled, exact;
+                sampled_and_exact(&b, &sampled, &exact);
+                ck_assert_double_eq(r.shape.sum_exact, exact);
+                double spread = bw_sum_spread(t, r.shape.sum_bound, fabs(exact) + r.shape.sum_bound);
+                if (timed) {
+                    ck_assert_msg(r.shape.sum_bound == 0.0 && spread == 0.0,
+                                  "%s n=%lld: timed values with bound %g, spread %g", ex->name,
+                                  (long long)ns[i], r.shape.sum_bound, spread);
+                    ck_assert_msg(fabs(sampled - exact) > spread, "%s n=%lld: sampling unseen",
+                                  ex->name, (long long)ns[i]);
+                    /* No signs: a remembered sum misses the negated inputs'. */
+                    ck_assert_msg(exact > 1.0 && r.shape.sum_abs == exact,
+                                  "%s n=%lld: a timed sum of %g, of |x| %g", ex->name,
+                                  (long long)ns[i], exact, r.shape.sum_abs);
+                } else {
+                    ck_assert_msg(fabs(sampled - exact) <= spread,
+                                  "%s n=%lld: positive values no longer hide sampling "
+                                  "(%g from the sum, spread %g): update this test's premise",
+                                  ex->name, (long long)ns[i], fabs(sampled - exact), spread);
+                }
+                bw_case_result_free(&r);
+                done(&b);
+                tried++;
+            }
+        }
+    }
+    ck_assert_int_gt(tried, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("case_data");
@@ -434,6 +507,7 @@ static Suite *suite(void)
     tcase_add_test(t, output_hash_tells_outputs_apart);
     tcase_add_test(t, chunks_add_up_to_the_whole_images);
     tcase_add_test(t, guards_are_reported_by_array_across_chunks);
+    tcase_add_test(t, timed_values_leave_a_reduction_no_slack);
     suite_add_tcase(s, t);
     return s;
 }

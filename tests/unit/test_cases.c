@@ -334,6 +334,7 @@ START_TEST(names)
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_POSITIVE), "positive");
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_EXACT), "exact");
     ck_assert_str_eq(bw_value_class_name(BW_VALUES_SPIKES), "spikes");
+    ck_assert_str_eq(bw_value_class_name(BW_VALUES_EXACT_POSITIVE), "exact_positive");
 }
 END_TEST
 
