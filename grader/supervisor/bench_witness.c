@@ -23,9 +23,10 @@
 #define PREP_SLACK_FRACTION 0.05
 
 /* How long bwgrade spins on the channel, rather than sleeping in poll(),
- * while a timed sample runs: waking a sleeping thread took 0.05-0.4 ms on
+ * before each timing message: waking a sleeping thread took 0.05-0.4 ms on
  * the H100 machine (a virtual machine), and differently for long and short
- * waits, which made the spans of one row differ by more than its call. */
+ * waits, which made the spans of one row differ by more than its call. The
+ * preparation before a READY is timed too, and compared across workers. */
 #define SPIN_S 0.05
 
 /* Returns once the worker's next message has arrived, or SPIN_S passed. */
@@ -121,8 +122,7 @@ bw_call_status bw_bench_dialogue(bw_worker *w, const bw_request *req, bw_reply *
     double go = 0.0;
     while (st == BW_CALL_OK) {
         bw_reply m;
-        if (wit->ready)
-            spin_until_readable(w);
+        spin_until_readable(w);
         st = bw_worker_receive(w, q.nonce, &m, deadline, timeout_s, why);
         double now = bw_mono_s();
         if (st != BW_CALL_OK)
