@@ -86,8 +86,10 @@ int bw_case_check_differs(const bw_case_check *first, const bw_case_check *again
 
 /* How far two correct results of a reduction may lie apart: each within
  * the rule's bound of the exact sum and rounded once to type t at
- * magnitude at, so twice both. 0 where the bound is 0: the exact sum is
- * then a float, and every correct order gives it. */
+ * magnitude at, so twice both. (Where the bound is 0 a correct kernel
+ * gives the exact sum every time; the rounding stays allowed, so that a
+ * wrong kernel whose atomics round differently each run, one that adds to
+ * *sum without zeroing it, is diagnosed for that, not as a race.) */
 double bw_sum_spread(bw_type t, double bound, double at);
 
 /* ---- BENCH: whole images in shared memory ---- */

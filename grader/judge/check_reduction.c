@@ -210,5 +210,5 @@ int bw_case_check_differs(const bw_case_check *first, const bw_case_check *again
 
 double bw_sum_spread(bw_type t, double bound, double at)
 {
-    return bound == 0.0 ? 0.0 : 2.0 * (bound + bw_type_ulp_at(t, at));
+    return 2.0 * (bound + bw_type_ulp_at(t, at));
 }

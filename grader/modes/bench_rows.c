@@ -221,8 +221,8 @@ static uint64_t images_hash(const bw_case_data *d, const uint8_t *images, uint64
     return h;
 }
 
-/* By value: how far two correct calls' results may lie apart (0 on the
- * timed values of bw_timed_values). */
+/* By value: how far two correct calls' results may lie apart (on the
+ * timed values of bw_timed_values, less than any element of x). */
 static double value_tolerance(const bw_case_data *d, const uint8_t *images)
 {
     bw_case_result r;
