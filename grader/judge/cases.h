@@ -64,12 +64,12 @@ int bw_parse_groups(const char *list, unsigned *mask);
 const char *bw_value_class_name(bw_value_class v);
 
 /* The values a benchmark's timed calls (and bwgrade once's) run on. A
- * reduction's are exact and positive: every correct call returns the exact
+ * reduction's are exact and positive. Every correct call returns the exact
  * sum, so the by-value check of each timed call (bench_student.c) allows
- * only its rounding, far less than any element, to a call that skips part
- * of x and scales up what it read, and
- * that sum is far from its negation, which a remembered result must match
- * on the calls whose inputs are negated. */
+ * only rounding, far less than any element: a call that skips part of x
+ * and scales up what it read is seen. And that sum is far from its
+ * negation, which a remembered result must match on the calls whose
+ * inputs are negated. */
 bw_value_class bw_timed_values(const bw_exercise *ex);
 
 #endif
