@@ -124,9 +124,10 @@ static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_r
     if (r->calls_bad > 0 && row->by_value) {
         return refuse(row, "not_recomputed", RULE_RECOMPUTE,
             "%d of %d calls after the first gave a result that does not follow their inputs "
-            "(first: call %d gave %.9g, where the first, checked call gave %.9g; every other "
-            "call's inputs are negated, so its result must be too): a call must compute its "
-            "result from its inputs, not remember an earlier one",
+            "(first: call %d gave %.9g; the first, checked call gave %.9g, and later calls' "
+            "inputs are negated on every other call and have a few elements changed, so their "
+            "results differ from it): a call must compute its result from all of its inputs, "
+            "not remember an earlier one or read part of them",
             r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_value, r->want_value);
     }
     if (r->calls_bad > 0) {

@@ -88,6 +88,7 @@ typedef enum {
 /* One array's image (image.h) and, for BENCH, how its calls move it. */
 typedef struct {
     uint32_t elem_bytes;         /* 2 or 4 */
+    uint32_t elem_type;          /* reference/element.h's bw_type: bf16, fp16 or fp32 */
     uint32_t flags;              /* BW_ARRAY_* */
     int64_t count;               /* elements */
     uint64_t front_bytes;        /* guard + offset: element 0 lies here */
@@ -136,6 +137,11 @@ typedef struct {
      * time. by_value: the index of that result's array, else -1. */
     int32_t by_value;
     double value_tol;
+    /* BENCH, by value, a result that is the sum of its one input's elements:
+     * before every call after the validated one, this many elements of that
+     * input (at most BW_PERTURB_MAX) are set to fresh values, and the result
+     * must move by what they add (perturb.h). 0: off. */
+    int32_t perturb;
     /* BENCH: after the warmup, profile_calls more calls timed as the samples
      * are, each bracketed alone with cudaProfilerStart/Stop (so that a
      * profiler started with --profile-from-start off sees those calls'

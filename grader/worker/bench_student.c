@@ -10,7 +10,8 @@
  * validated call whatever r was; one that skipped work, replayed an earlier
  * result or worked only on the sizes it recognised does not. A result of
  * one value (a reduction) is compared by value instead, within the
- * request's tolerance, with the inputs negated on every other call. */
+ * request's tolerance, with the inputs negated on every other call and,
+ * for a sum, a few of them changed to fresh values (perturb.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "bench_timing.h"
 #include "device_arrays.h"
 #include "mix64.h"
+#include "perturb.h"
 #include "sample_check.h"
 #include "timed_op.h"
 
@@ -34,6 +36,9 @@ typedef struct {
     int64_t axis;                 /* rotations lie in [1, axis) */
     int64_t rot;                  /* the rotation of the current call */
     int negated;                  /* by value: this call's inputs are negated */
+    const uint8_t *images;        /* the validated call's images: x unrotated */
+    uint64_t prng;                /* state for the perturbations */
+    bw_perturb pert;              /* by value: this call's changed elements */
     uint64_t key, want;           /* hash key; the validated call's hash */
     double want_value;            /* by value: the validated call's result */
     unsigned long long *acc;      /* device accumulator for the hash */
@@ -82,6 +87,27 @@ static cudaError_t rotate_all(student_ctx *c, int64_t r, int negate)
     return cudaSuccess;
 }
 
+/* By value, for a sum (request field perturb): a few elements of the one
+ * input changed to fresh values, after its rotation. */
+static cudaError_t perturb_input(student_ctx *c)
+{
+    c->pert.count = 0;
+    c->pert.delta = 0.0;
+    if (!by_value(c) || c->q->perturb <= 0)
+        return cudaSuccess;
+    for (int k = 0; k < c->q->n_arrays; k++) {
+        const bw_array_geom *g = &c->q->arrays[k];
+        if (!(g->flags & BW_ARRAY_INPUT) || !c->pristine[k])
+            continue;
+        uint32_t flip = c->negated ? sign_bit(g) : 0u;
+        if (bw_perturb_plan(&c->prng, g, c->images + g->place + g->front_bytes, rotation_of(c, k),
+                            flip, c->q->perturb, &c->pert) != 0)
+            return cudaSuccess;   /* too short to take it: by value alone */
+        return bw_poke_array(c->call.arrays[k], g, &c->pert);
+    }
+    return cudaSuccess;
+}
+
 /* A fresh rotation in [1, axis), never the previous one: a call that leaves
  * the last result in place is then always wrong. By value, the inputs are
  * negated on every other call: the result must follow. */
@@ -89,14 +115,18 @@ static cudaError_t student_rotate(void *p)
 {
     student_ctx *c = p;
     int negate = by_value(c) && !c->negated;
-    if (c->axis < 3)
-        return rotate_all(c, c->axis == 2 ? 1 - c->rot : 0, negate);
-    int64_t r;
-    do {
-        c->rng += UINT64_C(0x9E3779B97F4A7C15);
-        r = 1 + (int64_t)(bw_mix64(c->rng) % (uint64_t)(c->axis - 1));
-    } while (r == c->rot);
-    return rotate_all(c, r, negate);
+    cudaError_t e;
+    if (c->axis < 3) {
+        e = rotate_all(c, c->axis == 2 ? 1 - c->rot : 0, negate);
+    } else {
+        int64_t r;
+        do {
+            c->rng += UINT64_C(0x9E3779B97F4A7C15);
+            r = 1 + (int64_t)(bw_mix64(c->rng) % (uint64_t)(c->axis - 1));
+        } while (r == c->rot);
+        e = rotate_all(c, r, negate);
+    }
+    return e == cudaSuccess ? perturb_input(c) : e;
 }
 
 /* The hash of all arrays as they are now, keyed by unrotated position. */
@@ -151,7 +181,7 @@ static cudaError_t student_check(void *p)
         if (e != cudaSuccess)
             return e;
         c->checked++;
-        double want = c->negated ? -c->want_value : c->want_value;
+        double want = (c->negated ? -c->want_value : c->want_value) + c->pert.delta;
         if (!(fabs(v - want) <= c->q->value_tol))
             note_bad(c, v);
         return cudaSuccess;
@@ -209,6 +239,8 @@ static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arra
         }
     }
     c->rng = q->rotate_seed;
+    c->prng = bw_mix64(q->rotate_seed ^ UINT64_C(0x7065727475726221));
+    c->images = images;
     c->key = q->hash_key;
     c->rot = 0;
     c->axis = axis_of(q);

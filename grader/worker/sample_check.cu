@@ -313,3 +313,26 @@ extern "C" cudaError_t bw_hash_array(const void *a, const bw_array_geom *g, int6
             hash_kernel<<<grid_blocks(), 256>>>(p, g->count, within_rows(g, r), key, array, acc);
     });
 }
+
+namespace {
+
+__global__ void poke_kernel(void *a, uint32_t elem_bytes, bw_perturb p)
+{
+    const int j = threadIdx.x;
+    if (j >= p.count)
+        return;
+    if (elem_bytes == 4)
+        static_cast<uint32_t *>(a)[p.pos[j]] = p.bits[j];
+    else
+        static_cast<uint16_t *>(a)[p.pos[j]] = (uint16_t)p.bits[j];
+}
+
+}  // namespace
+
+extern "C" cudaError_t bw_poke_array(void *a, const bw_array_geom *g, const bw_perturb *p)
+{
+    if (p->count <= 0)
+        return cudaSuccess;
+    poke_kernel<<<1, BW_PERTURB_MAX>>>(a, g->elem_bytes, *p);
+    return cudaGetLastError();
+}

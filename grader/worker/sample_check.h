@@ -9,6 +9,7 @@
 #define BWLAB_SAMPLE_CHECK_H
 #include <stdint.h>
 #include <cuda_runtime_api.h>
+#include "perturb.h"
 #include "protocol.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,9 @@ cudaError_t bw_rotate_array(void *dst, const void *src, const bw_array_geom *g, 
  * unrotated array, whatever r is. acc is device memory. */
 cudaError_t bw_hash_array(const void *a, const bw_array_geom *g, int64_t r, uint64_t key,
                           int array, unsigned long long *acc);
+
+/* Sets p's elements of a (g's array) to p's values. */
+cudaError_t bw_poke_array(void *a, const bw_array_geom *g, const bw_perturb *p);
 
 #ifdef __cplusplus
 }
