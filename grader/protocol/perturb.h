@@ -1,6 +1,6 @@
 /* A reduction's benchmark changes a few elements of its input before every
  * timed call, at places and to values drawn fresh for that call, so that
- * its expected sum holds news only a full read of x can learn. Without it
+ * only a read of all of x can learn the call's sum. Without it
  * each call's sum was the validated call's, or its negation: a remembered
  * sum and the sign bit of any one element (the negation flips every
  * element's, zeros too) gave every later call's result; so did the last
