@@ -8,7 +8,14 @@
 //                         pristine copy) for one array of N elements (default
 //                         2^28 - 1) of 4 and of 2 bytes at offsets 0, 1, 7
 //                         and 0 again, all in the same buffers
-// Prints "CHECK pass K of K" or the first failures; "TIME ..." rows.
+//   /tmp/scp prep ROWS COLS OFF EB
+//                         a whole sample's preparation for two arrays (hash
+//                         then rotation of each) at 24 rotation amounts: a
+//                         vector of ROWS elements (COLS 0; 2 arrays of it),
+//                         or a transpose's in (whole rows) and out (within
+//                         rows); EB-byte elements, both OFF elements in.
+//                         Does the preparation depend on the amount?
+// Prints "CHECK pass K of K" or the first failures; "TIME ..." and "PREP ..." rows.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -215,6 +222,83 @@ void time_one(const Buffers &b, uint32_t eb, int64_t n, int off)
     CK(cudaEventDestroy(e2));
 }
 
+// One sample's preparation, as the worker runs it, at one rotation amount:
+// ms, the median of 5 (each after an L2 flush).
+double prep_once(const Buffers &b, const bw_array_geom g[2], uint8_t *arr[2], uint8_t *pris[2], int64_t r)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> ms;
+    for (int k = 0; k < 5; k++) {
+        CK(cudaMemset(b.flush, k, b.flush_bytes));
+        CK(cudaEventRecord(e0));
+        CK(cudaMemsetAsync(b.acc, 0, sizeof *b.acc));
+        for (int a = 0; a < 2; a++)
+            CK(bw_hash_array(arr[a], &g[a], r, 42, a, b.acc));
+        for (int a = 0; a < 2; a++)
+            CK(bw_rotate_array(arr[a], pris[a], &g[a], r, 0));
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return ms[2];
+}
+
+int prep_sweep(int64_t rows, int64_t cols, int off, uint32_t eb)
+{
+    const bool matrix = cols > 0;
+    const int64_t count = matrix ? rows * cols : rows;
+    const size_t bytes = (size_t)count * eb;
+    bw_array_geom g[2] = {geom(eb, count, matrix ? rows : 1, matrix),
+                          geom(eb, count, matrix ? cols : 1, false)};
+    Buffers b;
+    b.flush_bytes = (size_t)256 << 20;
+    uint8_t *arr[2], *pris[2], *base[2];
+    for (int a = 0; a < 2; a++) {
+        CK(cudaMalloc(&base[a], bytes + 256));
+        CK(cudaMalloc(&pris[a], bytes));
+        CK(cudaMemset(pris[a], 0x3c + a, bytes));
+        arr[a] = base[a] + (size_t)off * eb;
+    }
+    CK(cudaMalloc(&b.flush, b.flush_bytes));
+    CK(cudaMalloc(&b.acc, sizeof *b.acc));
+    const int64_t axis = matrix ? rows : count;
+    // The in-array's rotation moves r * cols elements (r for a vector): its
+    // place among 16-byte vectors is what the vector kernels see.
+    const int64_t per = 16 / eb, step = matrix ? cols : 1;
+    std::vector<std::vector<double>> by_class(per);
+    uint64_t z = 11;
+    for (int k = 0; k < 24; k++) {
+        const int64_t r = 1 + (int64_t)(bw_mix64(++z) % (uint64_t)(axis - 1));
+        const double ms = prep_once(b, g, arr, pris, r);
+        const int cls = (int)((r % per) * (step % per) % per);
+        by_class[cls].push_back(ms);
+        std::printf("PREP rows=%lld cols=%lld off=%d eb=%u r=%lld shift%%%lld=%d  %.3f ms\n",
+                    (long long)rows, (long long)cols, off, eb, (long long)r, (long long)per, cls, ms);
+    }
+    for (int c = 0; c < per; c++) {
+        auto &v = by_class[c];
+        if (v.empty())
+            continue;
+        std::sort(v.begin(), v.end());
+        std::printf("PREP CLASS rows=%lld cols=%lld off=%d shift%%%lld=%d  n=%zu  %.3f .. %.3f ms\n",
+                    (long long)rows, (long long)cols, off, (long long)per, c, v.size(), v.front(), v.back());
+    }
+    for (int a = 0; a < 2; a++) {
+        CK(cudaFree(base[a]));
+        CK(cudaFree(pris[a]));
+    }
+    CK(cudaFree(b.flush));
+    CK(cudaFree(b.acc));
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -239,6 +323,9 @@ int main(int argc, char **argv)
         CK(cudaFree(b.acc));
         return 0;
     }
-    std::fprintf(stderr, "usage: %s check | time [N]\n", argv[0]);
+    if (std::strcmp(mode, "prep") == 0 && argc == 6)
+        return prep_sweep(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]),
+                          (uint32_t)std::atoi(argv[5]));
+    std::fprintf(stderr, "usage: %s check | time [N] | prep ROWS COLS OFF EB\n", argv[0]);
     return 2;
 }
