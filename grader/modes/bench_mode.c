@@ -15,6 +15,7 @@
 #include "beside_self.h"
 #include "bench_witness.h"
 #include "runner.h"
+#include "trusted_device.h"
 #include "bench_rows.h"
 
 #define BENCH_CALL_LIMIT_S 60.0          /* upload, sampling (capped at 2 s), download */
@@ -200,16 +201,22 @@ int bw_bench_main(const bw_bench_opts *o)
     FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;
     char *error = NULL;
     int no_device = 0, code = 0;
-    bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
-    bw_runner *base = NULL;
-    char *base_path = NULL;
     /* The copies and the grader's clock need a worker with no student code;
      * a profiled run without copies needs none, and starts none: under ncu,
      * a second CUDA process made reduce_sum's kernel at 2^26 + 5 write 2.5 MB
      * to DRAM and take about 4 % longer (H200; docs/BENCHMARKS.md). */
-    if (run && (o->profile_calls == 0 || !o->no_copy)) {
-        base_path = o->baseline_worker ? NULL : bw_path_beside_self("bw_worker_baseline");
-        const char *bp = o->baseline_worker ? o->baseline_worker : base_path;
+    const int with_base = o->profile_calls == 0 || !o->no_copy;
+    char *base_path = o->baseline_worker ? NULL : bw_path_beside_self("bw_worker_baseline");
+    const char *bp = o->baseline_worker ? o->baseline_worker : base_path;
+    /* Which rows and copies fit: the free memory before any student code
+     * ran (trusted_device.h); a failure here shows when base starts. */
+    bw_reply trusted;
+    char *twhy = NULL;
+    int have_trusted = with_base && bp && bw_trusted_device(ex, bp, &trusted, &twhy) == 0;
+    free(twhy);
+    bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
+    bw_runner *base = NULL;
+    if (run && with_base) {
         char *bwhy = NULL;
         base = bp ? bw_runner_open_beside(run, bp, &bwhy) : NULL;
         if (!base) {
@@ -231,6 +238,11 @@ int bw_bench_main(const bw_bench_opts *o)
         rep.copy.run = 0;
         code = 3;
         goto report;
+    }
+    if (have_trusted) {
+        bw_runner_trust_device(run, &trusted);
+        if (base)
+            bw_runner_trust_device(base, &trusted);
     }
     device = *bw_runner_device(run);
     rep.device = &device;

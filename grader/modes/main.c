@@ -27,7 +27,7 @@ static const char usage_text[] =
     "  bwgrade test EXERCISE --worker PATH [--seed S] [--case K] [--hidden]\n"
     "               [--groups LIST] [--group-fail-fast] [--fail-fast]\n"
     "               [--sanitize TOOLS] [--case-limit S] [--device-lock FILE]\n"
-    "               [--json FILE] [--quiet]\n"
+    "               [--json FILE] [--quiet] [--baseline-worker PATH]\n"
     "               [--sandbox BWRAP [--hide PATHS]] [--contain]\n"
     "  bwgrade bench EXERCISE --worker PATH [--label NAME] [--sizes N,N,... | RxC,RxC,...]\n"
     "                [--offsets K,K,...] [--no-copy] [--quick] [--profile-calls K]\n"
@@ -71,9 +71,11 @@ static const char usage_text[] =
     "                  no network, read-only files but its private HOME/TMPDIR,\n"
     "                  the GPU's device nodes, killed with the grader\n"
     "  --hide PATHS    with --sandbox: ':'-separated paths made invisible inside\n"
-    "  --baseline-worker PATH  the worker with no student code that times the\n"
-    "                  copies and the per-call costs the grader's clock is\n"
-    "                  compared with (default: bw_worker_baseline beside bwgrade)\n"
+    "  --baseline-worker PATH  the worker with no student code (default:\n"
+    "                  bw_worker_baseline beside bwgrade): it says, before any\n"
+    "                  student code runs, how much device memory is free (which\n"
+    "                  cases fit); in bench it also times the copies and the\n"
+    "                  per-call costs the grader's clock is compared with\n"
     "  --contain       without --sandbox: as root, run each worker as the user\n"
     "                  $BWLAB_WORKER_USER (default nobody); each in its own PID\n"
     "                  namespace where the kernel allows, else sweep up the\n"
@@ -145,7 +147,7 @@ static const option options[] = {
     VAL(hide, CMD_TEST | CMD_BENCH),
     {"--device-lock", CMD_TEST, offsetof(args, device_lock), 0, 1},
     {"--case-limit", CMD_TEST, offsetof(args, case_limit), 0, 1},
-    {"--baseline-worker", CMD_BENCH, offsetof(args, baseline_worker), 0, 1},
+    {"--baseline-worker", CMD_TEST | CMD_BENCH, offsetof(args, baseline_worker), 0, 1},
     FLAG("--hidden", hidden, CMD_CASES | CMD_TEST),
     FLAG("--quiet", quiet, CMD_TEST),
     FLAG("--group-fail-fast", group_fail_fast, CMD_TEST),
@@ -526,6 +528,7 @@ int main(int argc, char **argv)
         o.group_fail_fast = a.group_fail_fast;
         o.fail_fast = a.fail_fast;
         o.device_lock = a.device_lock;
+        o.baseline_worker = a.baseline_worker;
         if (a.case_k) {
             uint64_t k;
             if (parse_u64(a.case_k, &k) != 0 || k > INT_MAX)

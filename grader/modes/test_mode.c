@@ -14,6 +14,7 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "runner.h"
+#include "trusted_device.h"
 #include "test_mode.h"
 
 /* ---- the test command ---------------------------------------------------- */
@@ -295,6 +296,24 @@ static void free_section(section_store *st)
         bw_diagnoses_free(st->diags, st->n_diags);
 }
 
+/* Which cases fit is decided on the device's free memory as a worker with
+ * no student code saw it, before any student code ran (trusted_device.h);
+ * 1 with *dev filled. One small case (--case) needs no answer: only cases
+ * of 64 MiB and more are ever measured against it (host_memory.h). */
+static int trusted_device(const bw_test_opts *o, const bw_case_list *all, bw_reply *dev)
+{
+    if (o->case_index >= 0 &&
+        bw_exercise_call_bytes(o->ex, all->items[o->case_index].n) < ((int64_t)32 << 20))
+        return 0;
+    char *why = NULL;
+    int rc = bw_trusted_device(o->ex, o->baseline_worker, dev, &why);
+    if (rc < 0)
+        fprintf(stderr, "bwgrade: %s; which cases fit this GPU is decided on the free memory "
+                        "the student's worker reports\n", why ? why : "no baseline worker");
+    free(why);
+    return rc == 0;
+}
+
 int bw_test_main(const bw_test_opts *o)
 {
     const char *tools[BW_MAX_SANITIZERS];
@@ -323,8 +342,8 @@ int bw_test_main(const bw_test_opts *o)
     section_store store[BW_MAX_SANITIZERS];
     bw_test_section sections[BW_MAX_SANITIZERS];
     memset(store, 0, sizeof store);
-    bw_reply device;
-    int have_device = 0;
+    bw_reply device, trusted;
+    int have_device = 0, have_trusted = trusted_device(o, &all, &trusted);
     char *error = NULL;
     int done = 0;
     for (int s = 0; s < n_sections && !error; s++) {
@@ -339,6 +358,8 @@ int bw_test_main(const bw_test_opts *o)
             break;
         }
         bw_runner_set_device_lock(run, o->device_lock);
+        if (have_trusted)
+            bw_runner_trust_device(run, &trusted);
         if (!have_device) {
             device = *bw_runner_device(run);
             have_device = 1;

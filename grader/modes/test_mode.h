@@ -33,6 +33,8 @@ typedef struct {
     const char *json_path;   /* NULL: no JSON */
     const char *device_lock; /* NULL, or a lock file shared with other bwgrade
                               * processes on this GPU (device_lock.h) */
+    const char *baseline_worker; /* NULL: bw_worker_baseline beside bwgrade; which
+                              * cases fit is its word (trusted_device.h) */
     int quiet;
 } bw_test_opts;
 

@@ -23,6 +23,8 @@ struct bw_runner {
     bw_shm *shm;
     bw_worker *w;
     bw_reply hello;      /* from the latest worker started */
+    bw_reply trusted;    /* bw_runner_trust_device's, when has_trusted */
+    int has_trusted;
     bw_text_buf san_log;      /* sanitizer output gathered since the last take */
     int san_carry;       /* a finding the last take ended in (sanitizer_log.h), or -1 */
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
@@ -154,7 +156,16 @@ void bw_runner_close(bw_runner *run)
     free(run);
 }
 
-const bw_reply *bw_runner_device(const bw_runner *run) { return &run->hello; }
+const bw_reply *bw_runner_device(const bw_runner *run)
+{
+    return run->has_trusted ? &run->trusted : &run->hello;
+}
+
+void bw_runner_trust_device(bw_runner *run, const bw_reply *dev)
+{
+    run->trusted = *dev;
+    run->has_trusted = 1;
+}
 const bw_exercise *bw_runner_exercise(const bw_runner *run) { return run->ex; }
 bw_shm *bw_runner_shm(bw_runner *run) { return run->shm; }
 

@@ -24,8 +24,12 @@ void bw_runner_close(bw_runner *run);
  * worker of another executable: the baseline worker, which reads the images
  * owner's worker was given. NULL with a malloc'd *why on failure. */
 bw_runner *bw_runner_open_beside(bw_runner *owner, const char *worker_path, char **why);
-/* The HELLO reply of the latest worker started. */
+/* The HELLO reply of the latest worker started, or the one given to
+ * bw_runner_trust_device. */
 const bw_reply *bw_runner_device(const bw_runner *run);
+/* From now on bw_runner_device answers dev (trusted_device.h): what a
+ * worker with no student code saw, not what the student's worker says. */
+void bw_runner_trust_device(bw_runner *run, const bw_reply *dev);
 bw_shm *bw_runner_shm(bw_runner *run);
 const bw_exercise *bw_runner_exercise(const bw_runner *run);
 /* Replaces the worker with a fresh process, so that the next call is the
