@@ -14,6 +14,7 @@
 #include "format_value.h"
 #include "stream_plan.h"
 #include "stream_store.h"
+#include "transplant.h"
 
 #define BUILD_BLOCK 2048                  /* elements generated at a time, per array */
 
@@ -203,6 +204,7 @@ void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *r
         g->place = bw_case_data_place(d, k);
         g->flags = (a->extent == BW_EXTENT_ONE ? BW_ARRAY_WHOLE : 0u) |
                    (a->extent == BW_EXTENT_ROWS_COLS ? BW_ARRAY_ROTATE_OUTER : 0u) |
+                   (a->extent == BW_EXTENT_COLS_ROWS ? BW_ARRAY_TRANSPOSED : 0u) |
                    (bw_exercise_is_input(ex, k) ? BW_ARRAY_INPUT : 0u);
         /* BENCH rotates every array by the same amount r in [1, L): a vector
          * by r elements, a rows x cols matrix by r whole rows, its cols x
@@ -216,6 +218,8 @@ void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *r
     }
     if (kind == BW_REQ_BENCH && req->by_value >= 0 && sums_its_input(ex, d->scalars))
         req->perturb = BW_PERTURB_MAX;
+    if (kind == BW_REQ_BENCH && req->by_value < 0)
+        req->transplant = BW_TRANSPLANT_MAX;
     req->shm_bytes = d->images_bytes;
     /* A slot holds 64 MiB, the guards a few hundred bytes: never fails. */
     if (kind == BW_REQ_RUN)

@@ -49,6 +49,8 @@ const bw_exercise *bw_exercise_find(const char *name); /* NULL if unknown */
 /* NULL when every declaration of the table can be honoured; else a static
  * sentence naming the exercise and what is wrong (bwgrade refuses to start). */
 const char *bw_exercise_table_problem(void);
+/* The same for one declaration (ex's output and in_place already derived). */
+const char *bw_exercise_problem(const bw_exercise *ex);
 
 const char *bw_shape_name(bw_shape s);     /* "elementwise", "reduction", "matrix" */
 const char *bw_role_name(bw_role r);       /* "in", "out", "inout" */

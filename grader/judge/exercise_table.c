@@ -111,8 +111,33 @@ static int extent_fits(bw_shape s, const bw_array_decl *a)
     return 0;
 }
 
-/* What is wrong with one declaration, or NULL. */
-static const char *problem_of(const bw_exercise *ex)
+/* Where element (r, c) of a rows x cols call lies in an array of extent e. */
+static int64_t place_of(bw_extent e, int64_t r, int64_t c, int64_t rows, int64_t cols)
+{
+    return e == BW_EXTENT_COLS_ROWS ? c * rows + r : r * cols + c;
+}
+
+/* The benchmark rotates a matrix exercise's arrays by whole rows of the
+ * input (its output along the same axis) and moves single elements
+ * (grader/protocol/transplant.h): both assume output element (r, c), in its
+ * array's extent, is input element (r, c), a copy or a transpose. */
+static int source_is_pointwise(const bw_exercise *ex)
+{
+    static const int64_t shapes[][2] = {{3, 5}, {4, 4}, {1, 7}, {7, 1}};
+    const bw_extent in = ex->arrays[ex->output == 0 ? 1 : 0].extent;
+    const bw_extent out = ex->arrays[ex->output].extent;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t rows = shapes[s][0], cols = shapes[s][1];
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++)
+                if (ex->rule->source(place_of(out, r, c, rows, cols), rows, cols) !=
+                    place_of(in, r, c, rows, cols))
+                    return 0;
+    }
+    return 1;
+}
+
+const char *bw_exercise_problem(const bw_exercise *ex)
 {
     int written = 0;
     if (ex->n_arrays < 1 || ex->n_arrays > BW_MAX_ARRAYS)
@@ -146,8 +171,12 @@ static const char *problem_of(const bw_exercise *ex)
     case BW_SHAPE_MATRIX:
         if (!r->source)
             return "a matrix rule needs .source (reference/rule.h)";
-        if (ex->in_place || bw_exercise_n_inputs(ex) != 1)
+        if (ex->in_place || bw_exercise_n_inputs(ex) != 1 || ex->n_arrays != 2)
             return "a matrix exercise reads one IN array and writes one OUT array";
+        if (!source_is_pointwise(ex))
+            return "a matrix rule's .source must give output element (r, c) input element "
+                   "(r, c), each where its array's extent puts it (a copy or a transpose): "
+                   "the benchmark's checks move elements on that assumption";
         break;
     }
     return NULL;
@@ -158,7 +187,7 @@ const char *bw_exercise_table_problem(void)
     static char text[256];
     derive();
     for (int i = 0; i < bw_exercise_count(); i++) {
-        const char *p = problem_of(&table[i]);
+        const char *p = bw_exercise_problem(&table[i]);
         if (p) {
             snprintf(text, sizeof text, "exercises/%s/exercise.def: %s", table[i].name, p);
             return text;

@@ -132,9 +132,10 @@ static int judge_calls(const bw_reply *r, const bw_bench_report *rep, bw_bench_r
     }
     if (r->calls_bad > 0) {
         return refuse(row, "not_recomputed", RULE_RECOMPUTE,
-            "%d of %d calls after the first gave a different output than the first, checked "
-            "call on the same inputs (first: call %d, arrays rotated by %d %s): a call "
-            "must not reuse an earlier result or skip work at sizes it recognises",
+            "%d of %d calls after the first gave an output that does not follow their inputs "
+            "(first: call %d, arrays rotated by %d %s, and a few elements moved, since the first, "
+            "checked call): a call must compute its whole output from all of its inputs, not "
+            "reuse an earlier result or skip work at sizes it recognises",
             r->calls_bad, r->calls_checked, r->first_bad_call, r->first_bad_rotation,
             row->rows > 0 ? "rows" : "elements");
     }

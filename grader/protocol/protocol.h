@@ -84,6 +84,7 @@ typedef enum {
 #define BW_ARRAY_WHOLE 1u    /* RUN: travels whole in chunk 0 (a reduction's one result) */
 #define BW_ARRAY_ROTATE_OUTER 2u /* BENCH: rotate whole rows (rot_outer), else within rows */
 #define BW_ARRAY_INPUT 4u    /* BENCH: read by the call (a by-value check negates it) */
+#define BW_ARRAY_TRANSPOSED 8u /* a rows x cols call's array stored cols x rows */
 
 /* One array's image (image.h) and, for BENCH, how its calls move it. */
 typedef struct {
@@ -142,6 +143,10 @@ typedef struct {
      * input (at most BW_PERTURB_MAX) are set to fresh values, and the result
      * must move by what they add (perturb.h). 0: off. */
     int32_t perturb;
+    /* BENCH, by hash: before every call after the validated one, this many
+     * elements (at most BW_TRANSPLANT_MAX) take, in every array, the values
+     * of other elements, and the hash must follow (transplant.h). 0: off. */
+    int32_t transplant;
     /* BENCH: after the warmup, profile_calls more calls timed as the samples
      * are, each bracketed alone with cudaProfilerStart/Stop (so that a
      * profiler started with --profile-from-start off sees those calls'

@@ -11,7 +11,9 @@
  * result or worked only on the sizes it recognised does not. A result of
  * one value (a reduction) is compared by value instead, within the
  * request's tolerance, with the inputs negated on every other call and,
- * for a sum, a few of them changed to fresh values (perturb.h). */
+ * for a sum, a few of them changed to fresh values (perturb.h). An output
+ * checked by hash has a few elements moved as well (transplant.h): the
+ * rotated validated output is then wrong at places only a full read finds. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "device_arrays.h"
 #include "mix64.h"
 #include "perturb.h"
+#include "transplant.h"
 #include "sample_check.h"
 #include "timed_op.h"
 
@@ -39,7 +42,9 @@ typedef struct {
     const uint8_t *images;        /* the validated call's images: x unrotated */
     uint64_t prng;                /* state for the perturbations */
     bw_perturb pert;              /* by value: this call's changed elements */
+    bw_transplant moved;          /* by hash: this call's moved elements */
     uint64_t key, want;           /* hash key; the validated call's hash */
+    uint64_t want_now;            /* the hash this call must give */
     double want_value;            /* by value: the validated call's result */
     unsigned long long *acc;      /* device accumulator for the hash */
     int checked, bad, first_bad;
@@ -108,6 +113,32 @@ static cudaError_t perturb_input(student_ctx *c)
     return cudaSuccess;
 }
 
+/* By hash (request field transplant): a few elements moved in every input
+ * array, after the rotation; the hash this call must give follows. */
+static cudaError_t move_elements(student_ctx *c)
+{
+    c->want_now = c->want;
+    c->moved.count = 0;
+    if (by_value(c) || c->q->transplant <= 0 ||
+        bw_transplant_plan(&c->prng, c->q, c->images, c->q->transplant, &c->moved) != 0)
+        return cudaSuccess;   /* too small to take it: the rotation alone */
+    c->want_now = c->want + bw_transplant_hash_delta(c->q, c->images, c->key, &c->moved);
+    for (int k = 0; k < c->q->n_arrays; k++) {
+        const bw_array_geom *g = &c->q->arrays[k];
+        if (!(g->flags & BW_ARRAY_INPUT) || !c->pristine[k])
+            continue;
+        bw_transplant m = {c->moved.count, {0}, {0}};
+        for (int j = 0; j < m.count; j++) {
+            m.to[j] = bw_rotated_index(g, rotation_of(c, k), bw_transplant_place(c->q, k, c->moved.to[j]));
+            m.from[j] = bw_transplant_place(c->q, k, c->moved.from[j]);
+        }
+        cudaError_t e = bw_move_elements(c->call.arrays[k], c->pristine[k], g, &m);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
 /* A fresh rotation in [1, axis), never the previous one: a call that leaves
  * the last result in place is then always wrong. By value, the inputs are
  * negated on every other call: the result must follow. */
@@ -126,7 +157,9 @@ static cudaError_t student_rotate(void *p)
         } while (r == c->rot);
         e = rotate_all(c, r, negate);
     }
-    return e == cudaSuccess ? perturb_input(c) : e;
+    if (e == cudaSuccess)
+        e = perturb_input(c);
+    return e == cudaSuccess ? move_elements(c) : e;
 }
 
 /* The hash of all arrays as they are now, keyed by unrotated position. */
@@ -191,7 +224,7 @@ static cudaError_t student_check(void *p)
     if (e != cudaSuccess)
         return e;
     c->checked++;
-    if (h != c->want)
+    if (h != c->want_now)
         note_bad(c, 0.0);
     return cudaSuccess;
 }
@@ -263,6 +296,7 @@ static int rotation_setup(student_ctx *c, const bw_request *q, const bw_dev_arra
         fail(r, e, "copying back and hashing the validated call's arrays");
         return -1;
     }
+    c->want_now = c->want;
     r->out_hash = c->want;
     r->want_value = c->want_value;
     return 0;

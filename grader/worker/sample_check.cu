@@ -327,6 +327,18 @@ __global__ void poke_kernel(void *a, uint32_t elem_bytes, bw_perturb p)
         static_cast<uint16_t *>(a)[p.pos[j]] = (uint16_t)p.bits[j];
 }
 
+// m's to and from here are indices into a and from themselves.
+__global__ void move_kernel(void *a, const void *from, uint32_t elem_bytes, bw_transplant m)
+{
+    const int j = threadIdx.x;
+    if (j >= m.count)
+        return;
+    if (elem_bytes == 4)
+        static_cast<uint32_t *>(a)[m.to[j]] = static_cast<const uint32_t *>(from)[m.from[j]];
+    else
+        static_cast<uint16_t *>(a)[m.to[j]] = static_cast<const uint16_t *>(from)[m.from[j]];
+}
+
 }  // namespace
 
 extern "C" cudaError_t bw_poke_array(void *a, const bw_array_geom *g, const bw_perturb *p)
@@ -334,5 +346,14 @@ extern "C" cudaError_t bw_poke_array(void *a, const bw_array_geom *g, const bw_p
     if (p->count <= 0)
         return cudaSuccess;
     poke_kernel<<<1, BW_PERTURB_MAX>>>(a, g->elem_bytes, *p);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t bw_move_elements(void *a, const void *from, const bw_array_geom *g,
+                                        const bw_transplant *m)
+{
+    if (m->count <= 0)
+        return cudaSuccess;
+    move_kernel<<<1, BW_TRANSPLANT_MAX>>>(a, from, g->elem_bytes, *m);
     return cudaGetLastError();
 }

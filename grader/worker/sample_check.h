@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 #include "perturb.h"
+#include "transplant.h"
 #include "protocol.h"
 
 #ifdef __cplusplus
@@ -29,6 +30,11 @@ cudaError_t bw_hash_array(const void *a, const bw_array_geom *g, int64_t r, uint
 
 /* Sets p's elements of a (g's array) to p's values. */
 cudaError_t bw_poke_array(void *a, const bw_array_geom *g, const bw_perturb *p);
+
+/* a[m->to[j]] = from[m->from[j]] for each of m's moves (indices into a, as
+ * rotated, and into from, g's array unrotated). */
+cudaError_t bw_move_elements(void *a, const void *from, const bw_array_geom *g,
+                             const bw_transplant *m);
 
 #ifdef __cplusplus
 }
