@@ -205,7 +205,8 @@ void bw_case_data_request(const bw_case_data *d, bw_req_kind kind, bw_request *r
         g->flags = (a->extent == BW_EXTENT_ONE ? BW_ARRAY_WHOLE : 0u) |
                    (a->extent == BW_EXTENT_ROWS_COLS ? BW_ARRAY_ROTATE_OUTER : 0u) |
                    (a->extent == BW_EXTENT_COLS_ROWS ? BW_ARRAY_TRANSPOSED : 0u) |
-                   (bw_exercise_is_input(ex, k) ? BW_ARRAY_INPUT : 0u);
+                   (bw_exercise_is_input(ex, k) ? BW_ARRAY_INPUT : 0u) |
+                   (k == ex->output ? BW_ARRAY_OUTPUT : 0u);
         /* BENCH rotates every array by the same amount r in [1, L): a vector
          * by r elements, a rows x cols matrix by r whole rows, its cols x
          * rows transpose by r elements within each row: a transpose of the

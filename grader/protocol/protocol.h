@@ -85,6 +85,7 @@ typedef enum {
 #define BW_ARRAY_ROTATE_OUTER 2u /* BENCH: rotate whole rows (rot_outer), else within rows */
 #define BW_ARRAY_INPUT 4u    /* BENCH: read by the call (a by-value check negates it) */
 #define BW_ARRAY_TRANSPOSED 8u /* a rows x cols call's array stored cols x rows */
+#define BW_ARRAY_OUTPUT 16u  /* BENCH: written by the call (OUT or INOUT) */
 
 /* One array's image (image.h) and, for BENCH, how its calls move it. */
 typedef struct {

@@ -36,10 +36,11 @@ int64_t bw_transplant_place(const bw_request *q, int k, int64_t e);
 int64_t bw_rotated_index(const bw_array_geom *g, int64_t r, int64_t p);
 
 /* count (at most BW_TRANSPLANT_MAX) moves drawn from *rng: each from
- * element holds, in some array, another value than its to element in
- * images (the validated call's arrays, unrotated, in the shared memory), so
- * that every move changes the output. 0, or -1 when the call has fewer
- * than 4 * count elements, or no two elements differ. */
+ * element holds another output value than its to element in images (the
+ * validated call's arrays, unrotated, in the shared memory; the output is
+ * the array flagged BW_ARRAY_OUTPUT), so that every move changes the
+ * output. 0, or -1 when the call has fewer than 4 * count elements, or
+ * (nearly) every output element is alike. */
 int bw_transplant_plan(uint64_t *rng, const bw_request *q, const uint8_t *images, int count,
                        bw_transplant *out);
 

@@ -166,6 +166,7 @@ void bw_runner_trust_device(bw_runner *run, const bw_reply *dev)
     run->trusted = *dev;
     run->has_trusted = 1;
 }
+
 const bw_exercise *bw_runner_exercise(const bw_runner *run) { return run->ex; }
 bw_shm *bw_runner_shm(bw_runner *run) { return run->shm; }
 
