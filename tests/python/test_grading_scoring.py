@@ -113,6 +113,26 @@ class ScoringTests(unittest.TestCase):
         self.assertAlmostEqual(self.score(doc)["correctness"]["score"], round(70 - 70 * 10 / 60, 2),
                                places=1)
 
+    def test_skipped_cases_are_said_in_the_reason_and_flagged(self):
+        # A grade on a GPU without the memory for the huge case must not read
+        # "all cases passed", and the instructor sees it in the flags.
+        doc = test_doc("haxpy", skipped_groups=("huge",))
+        for c in doc["cases"]:
+            if c["outcome"] == "skipped":
+                c["detail"] = "needs 8.6 GiB device memory; 6.0 GiB available"
+        corr = self.score(doc)["correctness"]
+        skipped = sum(c["outcome"] == "skipped" for c in doc["cases"])
+        self.assertEqual(corr["skipped"]["cases"], skipped)
+        self.assertIn(f"all {doc['total'] - skipped} cases that ran passed; {skipped} skipped "
+                      "(needs 8.6 GiB", corr["reason"])
+        from bwlab import gradebook
+        flags = gradebook.exercise_flags({"exercise": "haxpy", "score": {"correctness": corr}})
+        self.assertEqual(flags, [f"haxpy: {skipped} case(s) skipped, not scored "
+                                 "(needs 8.6 GiB device memory; 6.0 GiB available)"])
+        full = self.score(test_doc("haxpy"))["correctness"]
+        self.assertNotIn("skipped", full)
+        self.assertEqual(gradebook.exercise_flags({"exercise": "haxpy", "score": {"correctness": full}}), [])
+
     def test_cases_not_run_after_crashes_count_as_failed(self):
         # bwgrade stops after repeated crashes and marks the rest "not run";
         # those groups must not pass (nor hand their weight to the others).

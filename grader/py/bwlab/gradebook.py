@@ -110,7 +110,8 @@ def exercise_notes(ex: dict) -> list[str]:
 
 def exercise_flags(ex: dict) -> list[str]:
     """What an instructor should look at twice: a memory error memcheck
-    found, a performance score within the noise of a threshold."""
+    found, cases skipped for want of memory (their groups' weight went to
+    the others), a performance score within the noise of a threshold."""
     name = ex["exercise"]
     sc = ex.get("score") or {}
     corr = sc.get("correctness") or {}
@@ -121,6 +122,10 @@ def exercise_flags(ex: dict) -> list[str]:
         flags.append(f"{name}: memcheck error" + (f" ({mc['line']})" if mc.get("line") else ""))
     elif mc.get("state") == "timeout":
         flags.append(f"{name}: memcheck timed out")
+    sk = corr.get("skipped") or {}
+    if sk.get("cases"):
+        flags.append(f"{name}: {sk['cases']} case(s) skipped, not scored"
+                     + (f" ({sk['detail']})" if sk.get("detail") else ""))
     if perf.get("near_threshold") is not None:
         flags.append(f"{name}: {perf.get('pct_copy')}% is within noise of the "
                      f"{perf['near_threshold']:g}% threshold ({fmt_points(perf.get('points_at_stake', 0))} "

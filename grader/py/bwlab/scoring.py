@@ -244,6 +244,9 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     memcheck_failed = sum(s["memcheck_failed"] + s["memcheck_not_run"] for s in stats.values())
     all_pass = status == "pass" and not failed_cases and not memcheck_failed
     out["passed"] = all_pass
+    skipped = _skipped(test, stats)
+    if skipped:
+        out["skipped"] = skipped
     if status == "not_implemented":
         out["reason"] = "not implemented (the function still is the stub)"
         _fill_groups(out, pol, stats, award=False)
@@ -257,7 +260,7 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
         _fill_groups(out, pol, stats, award=False)
         if all_pass:
             out["score"] = pts(pol.correctness_points)
-            out["reason"] = _all_passed(total, mc)
+            out["reason"] = _all_passed(total, mc, skipped)
         elif failed_cases:
             failed_groups = [g for g, s in stats.items() if s["failed"]]
             out["reason"] = (f"{failed_cases} of {total} cases failed (groups: "
@@ -275,7 +278,7 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     out["score"] = pts(sum(s["points"] for s in out["groups"].values()))
     if all_pass:
         out["score"] = pts(pol.correctness_points)   # no rounding loss on a full pass
-        out["reason"] = _all_passed(total, mc)
+        out["reason"] = _all_passed(total, mc, skipped)
     elif failing:
         out["reason"] = "failed groups: " + "; ".join(failing)
     else:
@@ -287,8 +290,25 @@ def score_correctness(pol: ExercisePolicy, result: dict) -> dict:
     return out
 
 
-def _all_passed(total: int, memcheck: dict | None = None) -> str:
-    text = "the only case passed" if total == 1 else f"all {total} cases passed"
+def _skipped(test: dict, stats: dict) -> dict | None:
+    """The cases bwgrade skipped (the machine had not the memory for them),
+    with the first one's reason: their groups' weight went to the others."""
+    count = sum(s["skipped"] for s in stats.values())
+    if not count:
+        return None
+    first = next((c for c in test.get("cases") or [] if c.get("outcome") in NEUTRAL_OUTCOMES
+                  and not str(c.get("detail") or "").startswith(GAVE_UP_DETAIL)), {})
+    return {"cases": count, "first": _case_brief(first) if first else None,
+            "detail": first.get("detail") or ""}
+
+
+def _all_passed(total: int, memcheck: dict | None = None, skipped: dict | None = None) -> str:
+    if skipped:
+        ran = total - skipped["cases"]
+        text = (f"all {ran} cases that ran passed; {skipped['cases']} skipped"
+                + (f" ({skipped['detail']})" if skipped["detail"] else ""))
+    else:
+        text = "the only case passed" if total == 1 else f"all {total} cases passed"
     if memcheck and memcheck["state"] == "ok":
         text += f", memcheck clean on {memcheck['cases']} of them"
         if memcheck.get("api_errors"):
