@@ -209,11 +209,9 @@ int bw_bench_main(const bw_bench_opts *o)
     char *base_path = o->baseline_worker ? NULL : bw_path_beside_self("bw_worker_baseline");
     const char *bp = o->baseline_worker ? o->baseline_worker : base_path;
     /* Which rows and copies fit: the free memory before any student code
-     * ran (trusted_device.h); a failure here shows when base starts. */
+     * ran (trusted_device.h). */
     bw_reply trusted;
-    char *twhy = NULL;
-    int have_trusted = with_base && bp && bw_trusted_device(ex, bp, &trusted, &twhy) == 0;
-    free(twhy);
+    int have_trusted = with_base && bp && bw_trust_or_warn(ex, bp, &trusted);
     bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
     bw_runner *base = NULL;
     if (run && with_base) {

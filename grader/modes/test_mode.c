@@ -296,24 +296,6 @@ static void free_section(section_store *st)
         bw_diagnoses_free(st->diags, st->n_diags);
 }
 
-/* Which cases fit is decided on the device's free memory as a worker with
- * no student code saw it, before any student code ran (trusted_device.h);
- * 1 with *dev filled. One small case (--case) needs no answer: only cases
- * of 64 MiB and more are ever measured against it (host_memory.h). */
-static int trusted_device(const bw_test_opts *o, const bw_case_list *all, bw_reply *dev)
-{
-    if (o->case_index >= 0 &&
-        bw_exercise_call_bytes(o->ex, all->items[o->case_index].n) < ((int64_t)32 << 20))
-        return 0;
-    char *why = NULL;
-    int rc = bw_trusted_device(o->ex, o->baseline_worker, dev, &why);
-    if (rc < 0)
-        fprintf(stderr, "bwgrade: %s; which cases fit this GPU is decided on the free memory "
-                        "the student's worker reports\n", why ? why : "no baseline worker");
-    free(why);
-    return rc == 0;
-}
-
 int bw_test_main(const bw_test_opts *o)
 {
     const char *tools[BW_MAX_SANITIZERS];
@@ -343,7 +325,9 @@ int bw_test_main(const bw_test_opts *o)
     bw_test_section sections[BW_MAX_SANITIZERS];
     memset(store, 0, sizeof store);
     bw_reply device, trusted;
-    int have_device = 0, have_trusted = trusted_device(o, &all, &trusted);
+    /* Which cases fit: the device's free memory as a worker with no
+     * student code saw it, before any student code ran (trusted_device.h). */
+    int have_device = 0, have_trusted = bw_trust_or_warn(o->ex, o->baseline_worker, &trusted);
     char *error = NULL;
     int done = 0;
     for (int s = 0; s < n_sections && !error; s++) {

@@ -27,7 +27,7 @@
 #define BWLAB_PROTOCOL_H
 #include <stdint.h>
 
-#define BW_PROTO_MAGIC 0x62776c63u        /* "bwlc": per-array geometry */
+#define BW_PROTO_MAGIC 0x62776c64u        /* "bwld": moved elements (transplant) */
 #define BW_MAX_ARRAYS 8
 #define BW_MAX_CALL_SCALARS 4
 #define BW_TEXT 256                        /* bounded text fields, always NUL-terminated */

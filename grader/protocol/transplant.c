@@ -79,8 +79,10 @@ int bw_transplant_plan(uint64_t *rng, const bw_request *q, const uint8_t *images
                 if (t == 7)
                     fresh = 0;
             }
-            if (++tries > 64)
-                return -1;   /* (nearly) every element alike: nothing to move */
+            if (++tries > 64) {   /* (nearly) every output alike: keep what was found */
+                out->count = j;
+                return j > 0 ? 0 : -1;
+            }
         } while (!fresh);
         out->to[j] = to;
         out->from[j] = from;

@@ -39,8 +39,9 @@ int64_t bw_rotated_index(const bw_array_geom *g, int64_t r, int64_t p);
  * element holds another output value than its to element in images (the
  * validated call's arrays, unrotated, in the shared memory; the output is
  * the array flagged BW_ARRAY_OUTPUT), so that every move changes the
- * output. 0, or -1 when the call has fewer than 4 * count elements, or
- * (nearly) every output element is alike. */
+ * output. Where such pairs are too rare to find, fewer (out->count). 0, or
+ * -1 with none when the call has fewer than 4 * count elements, or no
+ * output element could be told from another. */
 int bw_transplant_plan(uint64_t *rng, const bw_request *q, const uint8_t *images, int count,
                        bw_transplant *out);
 

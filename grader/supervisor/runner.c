@@ -297,7 +297,7 @@ bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_o
     uint64_t images = 0;
     for (int k = 0; k < req->n_arrays && k < BW_MAX_ARRAYS; k++)
         images += req->arrays[k].image_bytes;
-    (void)bw_device_lock_take(&run->lock, images, run->hello.mem_total);
+    (void)bw_device_lock_take(&run->lock, images, bw_runner_device(run)->mem_total);
     char *why = NULL;
     bw_call_status st = bw_run_dialogue(run->w, req, ring, ops, rep, timeout_s, &why);
     bw_device_lock_release(&run->lock);

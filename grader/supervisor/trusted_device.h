@@ -15,4 +15,9 @@
  * worker may still have one. */
 int bw_trusted_device(const bw_exercise *ex, const char *baseline_path, bw_reply *dev, char **why);
 
+/* bw_trusted_device for bwgrade test and bench: 1 with *dev filled when the
+ * baseline worker found a device; else 0, and where it would not start a
+ * line on stderr says that the student's worker's figure decides. */
+int bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev);
+
 #endif

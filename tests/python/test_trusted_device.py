@@ -33,12 +33,12 @@ class TrustedDevice(unittest.TestCase):
         self.hog = Path(tmp.name) / "hog_worker"
         self.hog.symlink_to(self.worker)
 
-    def grade(self, baseline: Path) -> tuple[dict, str]:
+    def grade(self, baseline: Path, *which: str, worker: Path | None = None) -> tuple[dict, str]:
         env = dict(os.environ, CUDA_FAKE_KERNEL="haxpy.right")
         env.pop("BWLAB_SEED", None)
-        p = subprocess.run([str(self.exe), "test", "haxpy", "--worker", str(self.hog), "--groups", "large",
-                            "--baseline-worker", str(baseline), "--json", "-"],
-                           capture_output=True, text=True, env=env, timeout=300)
+        p = subprocess.run([str(self.exe), "test", "haxpy", "--worker", str(worker or self.hog),
+                            *(which or ("--groups", "large")), "--baseline-worker", str(baseline),
+                            "--json", "-"], capture_output=True, text=True, env=env, timeout=300)
         return json.loads(p.stdout), p.stderr
 
     def test_cases_fit_by_the_trusted_workers_word(self):
@@ -53,6 +53,20 @@ class TrustedDevice(unittest.TestCase):
         rep, _ = self.grade(self.hog)
         self.assertGreater(rep["skipped"], 0)
         self.assertEqual(rep["passed"] + rep["skipped"], len(rep["cases"]))
+
+    def test_one_case_too(self):
+        # run.py test --case K: the first case is measured against the free
+        # memory whatever its size (the shared memory is still empty).
+        rep, _ = self.grade(self.worker, "--case", "0")
+        self.assertEqual((rep["passed"], rep["skipped"]), (1, 0))
+
+    def test_only_the_file_name_makes_a_hog(self):
+        # A checkout under /home/shogun/... must not turn the stand-in into one.
+        d = self.hog.parent / "hogwarts"
+        d.mkdir()
+        (d / "worker").symlink_to(self.worker)
+        rep, _ = self.grade(d / "worker", worker=d / "worker")
+        self.assertEqual(rep["skipped"], 0)
 
     def test_without_a_baseline_worker_it_says_whose_word_it_took(self):
         rep, err = self.grade(Path("/nonexistent/bw_worker_baseline"))

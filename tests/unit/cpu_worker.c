@@ -25,7 +25,7 @@ static const bw_exercise *g_ex;
 static int g_shm[BW_SHM_SEGMENTS];
 static uint8_t *g_map;
 static unsigned g_runs;
-/* Started under a name with "hog" in it, it reports 100 MiB free, as a
+/* Started as a file whose name has "hog" in it, it reports 100 MiB free, as a
  * student's worker does whose static constructors took the rest of the
  * GPU's memory (tests/python/test_trusted_device.py). */
 static int g_hog;
@@ -157,7 +157,8 @@ static void hello(bw_reply *r)
 
 int main(int argc, char **argv)
 {
-    g_hog = argc > 0 && strstr(argv[0], "hog") != NULL;
+    const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+    g_hog = argc > 0 && strstr(base ? base + 1 : argv[0], "hog") != NULL;
     g_chan = env_int(BW_ENV_CHANNEL_FD);
     int shm = env_int(BW_ENV_SHM_FD);
     const char *name = getenv("CUDA_FAKE_KERNEL");
