@@ -459,7 +459,9 @@ static void print_section(FILE *f, const bw_test_report *r, const bw_test_sectio
     }
 
     print_title(f, r, s);
-    if (s->failed == 0 && s->skipped == 0)
+    if (s->failed == 0 && s->skipped == 0 && s->count == 1)
+        fprintf(f, ": the one case passed  ");
+    else if (s->failed == 0 && s->skipped == 0)
         fprintf(f, ": all %d cases passed  ", s->count);
     else if (s->skipped == 0)
         fprintf(f, ": %d of %d cases passed  ", s->passed, s->count);

@@ -328,6 +328,13 @@ START_TEST(text_all_passed)
     char *s = cap_close(&c);
     ck_assert_str_eq(s, "haxpy: all 6 cases passed  (seed 1, NVIDIA H100 80GB HBM3)\n");
     free(s);
+    /* run.py test --case K: one case, said so ("all 1 cases" before). */
+    x.sec.count = x.sec.passed = 1;
+    bw_report_test_text(cap_open(&c), &x.rep, 0);
+    s = cap_close(&c);
+    ck_assert_str_eq(s, "haxpy: the one case passed  (seed 1, NVIDIA H100 80GB HBM3)\n");
+    free(s);
+    x.sec.count = x.sec.passed = N_CASES;
     free_fixture(&x);
 }
 END_TEST
