@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, console, handout_files, submission, vet
+from . import build, console, exercises, foreign_includes, handout_files, submission, toolchain, vet
 from .context_hold import ContextHold
 from .cmd_test import read_json
 from .child_run import run_limited
@@ -175,11 +175,14 @@ class KitRunner:
         kit = self.pristine_copy(b.workdir / "kit")
         student = b.workdir / "student"
         student.mkdir(mode=0o700)   # the sources: only the grading user reads them
-        for ex in self.exercises:
+        # Every exercise of the kit's table, graded or not (--exercises LIST):
+        # CMake configures them all, and a missing file gets a placeholder
+        # so that it can; a placeholder is never built.
+        for ex in sorted(set(self.exercises) | set(exercises.names(self.root))):
             dest = student / ex / f"{ex}.cu"
             dest.parent.mkdir(parents=True, exist_ok=True)
-            # A missing file gets a placeholder so CMake can configure; it is never built.
-            dest.write_bytes(sub.files.get(ex, build.MISSING_PLACEHOLDER.encode()))
+            dest.write_bytes(sub.files.get(ex, build.MISSING_PLACEHOLDER.encode())
+                             if ex in self.exercises else build.MISSING_PLACEHOLDER.encode())
         tree = b.workdir / "build"
         env = build_env()
         path_map = {str(student) + "/": "exercises/", str(kit) + "/": ""}
@@ -211,6 +214,10 @@ class KitRunner:
             if ex not in sub.files:
                 b.build[ex] = {"state": "missing",
                                "reason": sub.missing.get(ex, f"missing file exercises/{ex}/{ex}.cu")}
+                continue
+            refused = _foreign_include(kit, tree, student / ex / f"{ex}.cu", ex, env, timeout, path_map)
+            if refused:
+                b.build[ex] = refused
                 continue
             target = f"bw_worker_{ex}"
             stale = build.executable(tree, target)
@@ -303,6 +310,27 @@ class KitRunner:
 
 def _has_object(tree: Path, target: str, exercise: str) -> bool:
     return vet.find_object(tree, target, exercise) is not None
+
+
+def _foreign_include(kit: Path, tree: Path, source: Path, exercise: str, env: dict[str, str],
+                     timeout: float, path_map: dict[str, str]) -> dict | None:
+    """foreign_includes.check before the compile: the build entry of a file
+    that reads files outside its contract and the system's headers (refused),
+    or whose #include lines do not resolve (build_failed, showing only the
+    preprocessor's messages on its own lines); None when it may be built."""
+    nvcc = toolchain.cache_values(tree).get("CMAKE_CUDA_COMPILER")
+    if not nvcc:
+        return None
+    why, shown = foreign_includes.check(source, [kit / "exercises" / exercise], nvcc, env, timeout)
+    if why:
+        return {"state": "refused", "reason": f"refused: {why}"}
+    if shown is None:
+        return None
+    tail = "\n".join(build.trim_compiler_output(shown, path_map)) if shown else ""
+    return {"state": "build_failed",
+            "log_tail": tail or ("the preprocessor failed inside a file this one includes (its "
+                                 "messages are not shown): a submission may #include only its "
+                                 "exercise's header and system or CUDA headers")}
 
 
 def _vet(tree: Path, target: str, exercise: str) -> str | None:

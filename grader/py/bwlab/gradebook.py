@@ -173,9 +173,16 @@ def _number(x) -> str:
     return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else ""
 
 
+def inert_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text: one that starts with = + - @ (or a
+    tab or carriage return) is a formula there, and a submission's name is
+    the student's to choose (=HYPERLINK(...) reads other cells out)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def csv_row(rec: dict, exercises: list[str]) -> list[str]:
     by_name = {e["exercise"]: e for e in rec.get("exercises", [])}
-    row = [rec["id"]]
+    row = [inert_cell(clean_text(str(rec["id"])))]
     for ex in exercises:
         sc = (by_name.get(ex) or {}).get("score") or {}
         perf = sc.get("performance") or {}
@@ -189,9 +196,9 @@ def csv_row(rec: dict, exercises: list[str]) -> list[str]:
     # sandbox: what the workers ran in (run.py grade --sandbox); "" in
     # records from before it was recorded. containment: bwgrade's word on
     # the defences in force (record_containment).
-    return row + [fmt_points(rec.get("total", 0)), clean_text(record_device(rec)),
+    return row + [fmt_points(rec.get("total", 0)), inert_cell(clean_text(record_device(rec))),
                   rec.get("sandbox", ""), record_containment(rec),
-                  clean_text("; ".join(record_flags(rec))), record_notes(rec)]
+                  inert_cell(clean_text("; ".join(record_flags(rec)))), inert_cell(record_notes(rec))]
 
 
 def containment_text(c) -> str:

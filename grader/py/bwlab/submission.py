@@ -24,6 +24,7 @@ import os
 import stat
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -283,7 +284,8 @@ def load(spec: str | os.PathLike, exercises: list[str]) -> Submission:
             with tarfile.open(path, "r:*") as tf:
                 _take_from_members(sub, _tar_members(tf), exercises)
             return sub
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, NotImplementedError,
+            zlib.error) as e:
         raise SubmissionError(f"cannot read {spec}: {e}") from None
     except UnicodeDecodeError:
         raise SubmissionError(f"cannot read {spec}: undecodable member name") from None
