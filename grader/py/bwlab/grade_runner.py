@@ -321,7 +321,11 @@ def _foreign_include(kit: Path, tree: Path, source: Path, exercise: str, env: di
     nvcc = toolchain.cache_values(tree).get("CMAKE_CUDA_COMPILER")
     if not nvcc:
         return None
-    why, shown = foreign_includes.check(source, [kit / "exercises" / exercise], nvcc, env, timeout)
+    # The folders the compile itself searches: the contract's, and the kit
+    # headers the worker core shares with student code (bwworker's and
+    # bwref's public include folders in CMakeLists.txt).
+    dirs = [kit / "exercises" / exercise, kit / "grader" / "protocol", kit / "reference"]
+    why, shown = foreign_includes.check(source, dirs, nvcc, env, timeout)
     if why:
         return {"state": "refused", "reason": f"refused: {why}"}
     if shown is None:
