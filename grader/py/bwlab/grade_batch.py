@@ -119,16 +119,14 @@ def build_submission(runner, sid: str, path: Path, opts: Options) -> tuple[objec
     """Read and build one submission: (submission or None, Built, problems)."""
     try:
         sub = runner.load(path)
-    except SubmissionError as e:
+    except OSError as e:
+        return None, Built(), [f"the submission could not be read: {e.strerror or e}"]
+    except Exception as e:  # noqa: BLE001 - SubmissionError, or an archive Python cannot read
         # An archive member's undecodable name arrives as surrogates, which
         # no record could be written with: spelled as escapes instead.
         why = str(e).encode("utf-8", "backslashreplace").decode("utf-8")
-        return None, Built(), [f"the submission could not be read: {why}"]
-    except OSError as e:
-        return None, Built(), [f"the submission could not be read: {e.strerror or e}"]
-    except Exception as e:  # noqa: BLE001 - an archive Python cannot read (PPMd, bad deflate)
-        why = str(e).encode("utf-8", "backslashreplace").decode("utf-8")
-        return None, Built(), [f"the submission could not be read: {type(e).__name__}: {why}"]
+        kind = "" if isinstance(e, SubmissionError) else f"{type(e).__name__}: "
+        return None, Built(), [f"the submission could not be read: {kind}{why}"]
     try:
         built = runner.build(sub, sid, opts.build_timeout)
     except Exception as e:  # noqa: BLE001 - one submission's trouble must not stop the batch
