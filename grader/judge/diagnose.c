@@ -147,6 +147,12 @@ void detect_crash(diag_state *d)
         return;
     const bw_case_result *r = &d->res[first];
     sbuf s = {0};
+    if (r->never_started) {
+        /* Not a kernel's fault pattern: no call was ever made. */
+        sb_printf(&s, "No case ran: %s", r->detail ? r->detail : "the worker would not start");
+        emit(d, BW_DIAG_CRASH, &s);
+        return;
+    }
     sb_printf(&s, "%d case%s crashed or stopped with a CUDA error; the first is ", k,
               k == 1 ? "" : "s");
     sb_case(&s, d, &d->cases[first]);

@@ -200,7 +200,7 @@ int bw_bench_main(const bw_bench_opts *o)
     /* With the JSON on stdout, the text goes to stderr. */
     FILE *out = o->json_path && strcmp(o->json_path, "-") == 0 ? stderr : stdout;
     char *error = NULL;
-    int no_device = 0, code = 0;
+    int said_no_device = 0, code = 0;   /* the student's worker's word: proves nothing */
     /* The copies and the grader's clock need a worker with no student code;
      * a profiled run without copies needs none, and starts none: under ncu,
      * a second CUDA process made reduce_sum's kernel at 2^26 + 5 write 2.5 MB
@@ -211,8 +211,25 @@ int bw_bench_main(const bw_bench_opts *o)
     /* Which rows and copies fit: the free memory before any student code
      * ran (trusted_device.h). */
     bw_reply trusted;
-    int have_trusted = with_base && bp && bw_trust_or_warn(ex, bp, &trusted);
-    bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &no_device);
+    char *trust_why = NULL;
+    bw_trust trust = with_base && bp ? bw_trust_or_warn(ex, bp, &trusted, &trust_why)
+                                     : BW_TRUST_UNKNOWN;
+    int have_trusted = trust == BW_TRUST_OK;
+    bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &said_no_device);
+    if (!run && trust != BW_TRUST_UNKNOWN) {
+        /* Whose fault: the baseline worker's word (trusted_device.h). */
+        char *e = trust == BW_TRUST_NO_DEVICE
+                      ? bw_format_alloc("%s", trust_why ? trust_why : "no CUDA device")
+                      : bw_format_alloc("the student's worker would not start, where the kit's "
+                                        "worker without student code did: %s",
+                                        error ? error : "?");
+        if (e) {
+            free(error);
+            error = e;
+        }
+        rep.no_device = trust == BW_TRUST_NO_DEVICE;
+    }
+    free(trust_why);
     bw_runner *base = NULL;
     if (run && with_base) {
         char *bwhy = NULL;

@@ -207,6 +207,7 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
         if (o->case_limit_s > 0 && limit > o->case_limit_s)
             limit = o->case_limit_s;
         bw_test_run_case(run, c, sanitizer, limit, r);
+        r->never_started = r->outcome == BW_OUTCOME_CRASH && bw_runner_unstarted(run);
         if (r->outcome == BW_OUTCOME_TIMEOUT && hung_case >= 0 && r->detail) {
             char *more = bw_format_alloc("%s (the limit is a fifth of the usual after case %d "
                                          "hung)", r->detail, hung_case);
@@ -296,6 +297,58 @@ static void free_section(section_store *st)
         bw_diagnoses_free(st->diags, st->n_diags);
 }
 
+/* The student's worker would not start (*error says why). Where the worker
+ * without student code starts (under the same sanitizer), the student's code
+ * is to blame: a runner whose every case crashes with that reason. Else NULL,
+ * and *error says what stopped the run (trust_why, the baseline's own word,
+ * when it found no device: then *no_device is set). */
+static bw_runner *blame_student(const bw_test_opts *o, const char *tool, bw_trust trust,
+                                const char *trust_why, char **error, int *no_device)
+{
+    if (trust == BW_TRUST_NO_DEVICE) {
+        *no_device = 1;
+        char *e = bw_format_alloc("%s", trust_why ? trust_why : "no CUDA device");
+        if (e) {
+            free(*error);
+            *error = e;
+        }
+        return NULL;
+    }
+    if (trust != BW_TRUST_OK || !*error)
+        return NULL;
+    for (size_t len = strlen(*error); len > 0 && (*error)[len - 1] == '\n';)
+        (*error)[--len] = '\0';   /* the worker's output ends in one */
+    if (tool) {
+        bw_reply dev;
+        char *why = NULL;
+        if (bw_trusted_device(o->ex, o->baseline_worker, tool, &dev, &why) != BW_TRUST_OK) {
+            char *e = bw_format_alloc("%s; nor did the kit's worker without student code start "
+                                      "under compute-sanitizer %s: %s", *error, tool,
+                                      why ? why : "?");
+            free(why);
+            if (e) {
+                free(*error);
+                *error = e;
+            }
+            return NULL;
+        }
+    }
+    char *detail = bw_format_alloc(
+        "your worker ended before it answered bwgrade's first request%s%s, where the kit's "
+        "worker without your code started on the same GPU (look at code of yours that runs "
+        "before main: a global object's constructor, a static initialiser): %s",
+        tool ? " under compute-sanitizer " : "", tool ? tool : "", *error);
+    char *err = NULL;
+    bw_runner *run = detail ? bw_runner_open_unstarted(o->ex, detail, &err) : NULL;
+    free(detail);
+    if (run) {
+        free(*error);
+        *error = NULL;
+    }
+    free(err);
+    return run;
+}
+
 int bw_test_main(const bw_test_opts *o)
 {
     const char *tools[BW_MAX_SANITIZERS];
@@ -327,14 +380,18 @@ int bw_test_main(const bw_test_opts *o)
     bw_reply device, trusted;
     /* Which cases fit: the device's free memory as a worker with no
      * student code saw it, before any student code ran (trusted_device.h). */
-    int have_device = 0, have_trusted = bw_trust_or_warn(o->ex, o->baseline_worker, &trusted);
+    char *trust_why = NULL;
+    bw_trust trust = bw_trust_or_warn(o->ex, o->baseline_worker, &trusted, &trust_why);
+    int have_device = 0, have_trusted = trust == BW_TRUST_OK, no_device = 0;
     char *error = NULL;
     int done = 0;
     for (int s = 0; s < n_sections && !error; s++) {
         const char *tool = n_tools ? tools[s] : NULL;
-        int no_device = 0;
+        int said_no_device = 0;   /* the student's worker's word: proves nothing */
         double t_open = bw_mono_s();
-        bw_runner *run = bw_runner_open(o->ex, o->worker_path, tool, &error, &no_device);
+        bw_runner *run = bw_runner_open(o->ex, o->worker_path, tool, &error, &said_no_device);
+        if (!run)
+            run = blame_student(o, tool, trust, trust_why, &error, &no_device);
         double t_cases = bw_mono_s();
         if (!run) {
             if (!error)
@@ -366,6 +423,7 @@ int bw_test_main(const bw_test_opts *o)
     rep.seed = o->seed;
     rep.hidden = o->hidden;
     rep.device = have_device ? &device : NULL;
+    rep.no_device = no_device;
     rep.sections = sections;
     rep.n_sections = error ? 0 : done;
     int any_fail = 0, any_not_impl_only = 1;
@@ -408,6 +466,7 @@ int bw_test_main(const bw_test_opts *o)
     for (int s = 0; s < n_sections; s++)
         free_section(&store[s]);
     free(error);
+    free(trust_why);
     bw_cases_free(&all);
     return code;
 }

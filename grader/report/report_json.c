@@ -162,6 +162,9 @@ int bw_report_test_json_to(FILE *f, const bw_test_report *r)
     bw_json_kstring(&w, "status", r->status);
     if (r->error)
         bw_json_kstring(&w, "error", r->error);
+    /* Only bwgrade's own worker can say so (trusted_device.h); run.py grade
+     * stops the batch on it, and on nothing a student's worker prints. */
+    bw_json_kbool(&w, "no_device", r->no_device);
     bw_json_kint(&w, "passed", r->passed);
     bw_json_kint(&w, "failed", r->failed);
     bw_json_kint(&w, "skipped", r->skipped);
@@ -308,6 +311,9 @@ int bw_report_bench_json_to(FILE *f, const bw_bench_report *r)
     bw_json_kstring(&w, "status", r->status);
     if (r->error)
         bw_json_kstring(&w, "error", r->error);
+    /* Only bwgrade's own worker can say so (trusted_device.h); run.py grade
+     * stops the batch on it, and on nothing a student's worker prints. */
+    bw_json_kbool(&w, "no_device", r->no_device);
     write_device(&w, r->device);
     write_containment(&w, r->containment);
 

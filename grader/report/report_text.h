@@ -43,6 +43,7 @@ typedef struct {
     const bw_containment *containment;  /* what confined the workers; NULL: not said */
     const char *status;             /* "pass", "fail", "not_implemented" or "error" */
     const char *error;              /* status "error": what stopped the run */
+    int no_device;                  /* the error: the baseline worker found no device */
     const bw_test_section *sections;
     int n_sections;
     int passed, failed, skipped, total;   /* over all sections */
@@ -110,6 +111,7 @@ typedef struct {
     double peak_gbs;                /* datasheet; NAN if the device did not say */
     const char *status;             /* "ok", "fail", "wrong" or "error" */
     const char *error;              /* status "error": why */
+    int no_device;                  /* the error: the baseline worker found no device */
     bw_bench_copy copy;             /* the baseline: the faster of copies[] */
     bw_bench_copy copies[2];        /* [BW_COPY_MEMCPY], [BW_COPY_KERNEL] */
     bw_bench_row *rows;

@@ -29,6 +29,7 @@ struct bw_runner {
     int san_carry;       /* a finding the last take ended in (sanitizer_log.h), or -1 */
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
     int owns_shm;        /* 0: borrowed from another runner (bw_runner_open_beside) */
+    char *start_error;   /* bw_runner_open_unstarted's: no worker is ever started */
 };
 
 static void gather_sanitizer_log(bw_runner *run)
@@ -117,6 +118,31 @@ bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const 
     return run;
 }
 
+bw_runner *bw_runner_open_unstarted(const bw_exercise *ex, const char *why, char **err)
+{
+    *err = NULL;
+    bw_runner *run = calloc(1, sizeof *run);
+    if (run) {
+        run->ex = ex;
+        bw_device_lock_init(&run->lock, NULL);
+        run->san_carry = -1;
+        run->owns_shm = 1;
+        run->shm = bw_shm_create();
+        run->start_error = bw_format_alloc("%s", why);
+    }
+    if (!run || !run->shm || !run->start_error) {
+        *err = bw_format_alloc("%s", run && !run->shm ? "could not create shared memory"
+                                                       : "out of memory");
+        if (run && run->shm)
+            bw_shm_destroy(run->shm);
+        if (run)
+            free(run->start_error);
+        free(run);
+        return NULL;
+    }
+    return run;
+}
+
 bw_runner *bw_runner_open_beside(bw_runner *owner, const char *worker_path, char **why)
 {
     *why = NULL;
@@ -153,6 +179,7 @@ void bw_runner_close(bw_runner *run)
         fprintf(stderr, "timing: shared memory release %.2f s, then worker stop %.2f s\n",
                 t1 - t0, bw_mono_s() - t1);
     free(run->san_log.s);
+    free(run->start_error);
     free(run);
 }
 
@@ -173,6 +200,10 @@ bw_shm *bw_runner_shm(bw_runner *run) { return run->shm; }
 int bw_runner_restart(bw_runner *run, char **why)
 {
     *why = NULL;
+    if (run->start_error) {
+        *why = bw_format_alloc("%s", run->start_error);
+        return -1;
+    }
     drop_worker(run);
     return start_worker(run, why, NULL);
 }
@@ -184,12 +215,18 @@ void bw_runner_set_device_lock(bw_runner *run, const char *path)
 
 void bw_runner_stop_worker(bw_runner *run) { drop_worker(run); }
 
+int bw_runner_unstarted(const bw_runner *run) { return run->start_error != NULL; }
+
 long bw_runner_worker_pid(const bw_runner *run) { return run->w ? bw_worker_pid(run->w) : 0; }
 
 /* A worker to call: the current one, or a fresh one when it is gone.
  * 0, or -1 with *detail set. */
 static int ready_worker(bw_runner *run, char **detail)
 {
+    if (run->start_error) {
+        *detail = bw_format_alloc("%s", run->start_error);
+        return -1;
+    }
     if (run->w && !bw_worker_alive(run->w))
         drop_worker(run);
     if (!run->w) {

@@ -20,6 +20,14 @@ typedef struct bw_runner bw_runner;
 bw_runner *bw_runner_open(const bw_exercise *ex, const char *worker_path, const char *sanitizer,
                           char **why, int *no_device);
 void bw_runner_close(bw_runner *run);
+/* A runner whose worker would not start, where a worker without student code
+ * did (trusted_device.h): every call fails at once as a CRASH, its detail
+ * why, and no start is tried again (a worker that hangs before HELLO would
+ * cost the start-up limit each time). NULL with a malloc'd *err when even
+ * the shared memory cannot be had. */
+bw_runner *bw_runner_open_unstarted(const bw_exercise *ex, const char *why, char **err);
+/* 1 for a runner from bw_runner_open_unstarted. */
+int bw_runner_unstarted(const bw_runner *run);
 /* A second runner on owner's shared memory (owner must outlive it), with a
  * worker of another executable: the baseline worker, which reads the images
  * owner's worker was given. NULL with a malloc'd *why on failure. */

@@ -5,38 +5,39 @@
 #include "runner.h"
 #include "trusted_device.h"
 
-int bw_trusted_device(const bw_exercise *ex, const char *baseline_path, bw_reply *dev, char **why)
+bw_trust bw_trusted_device(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
+                           bw_reply *dev, char **why)
 {
     *why = NULL;
     char *beside = baseline_path ? NULL : bw_path_beside_self("bw_worker_baseline");
     const char *path = baseline_path ? baseline_path : beside;
     if (!path) {
         *why = bw_format_alloc("bw_worker_baseline was not found beside bwgrade");
-        return -1;
+        return BW_TRUST_UNKNOWN;
     }
     int no_device = 0;
-    bw_runner *run = bw_runner_open(ex, path, NULL, why, &no_device);
-    int rc = -1;
+    bw_runner *run = bw_runner_open(ex, path, sanitizer, why, &no_device);
+    bw_trust t = no_device ? BW_TRUST_NO_DEVICE : BW_TRUST_UNKNOWN;
     if (run) {
         *dev = *bw_runner_device(run);
         bw_runner_close(run);
-        rc = 0;
-    } else if (no_device) {
-        free(*why);
-        *why = NULL;
-        rc = 1;
+        t = BW_TRUST_OK;
     }
     free(beside);
-    return rc;
+    return t;
 }
 
-int bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev)
+bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev,
+                          char **why)
 {
-    char *why = NULL;
-    int rc = bw_trusted_device(ex, baseline_path, dev, &why);
-    if (rc < 0)
+    char *w = NULL;
+    bw_trust t = bw_trusted_device(ex, baseline_path, NULL, dev, &w);
+    if (t == BW_TRUST_UNKNOWN)
         fprintf(stderr, "bwgrade: %s; which cases fit this GPU is decided on the free memory "
-                        "the student's worker reports\n", why ? why : "no baseline worker");
-    free(why);
-    return rc == 0;
+                        "the student's worker reports\n", w ? w : "no baseline worker");
+    if (why)
+        *why = w;
+    else
+        free(w);
+    return t;
 }

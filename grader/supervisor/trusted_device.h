@@ -2,22 +2,36 @@
  * student code, started before any student's. A student's worker answers
  * HELLO after the student's static constructors have run, and memory they
  * take there would make bwgrade skip, as too large for this GPU, exactly the
- * cases that catch a 32-bit index (corpus entry hog_skips_huge). */
+ * cases that catch a 32-bit index (corpus entry hog_skips_huge).
+ *
+ * The same worker settles whose fault it is when a student's worker will
+ * not start: where it started (under the same sanitizer), the student's code
+ * is to blame, whatever that worker printed. Text such as "no CUDA device"
+ * from a student's worker proves nothing (corpus entries fakes_no_device,
+ * quits_under_sanitizer). */
 #ifndef BWLAB_TRUSTED_DEVICE_H
 #define BWLAB_TRUSTED_DEVICE_H
 #include "exercise.h"
 #include "protocol.h"
 
-/* Starts the worker at baseline_path (NULL: bw_worker_baseline beside
- * bwgrade), keeps its HELLO in *dev and stops it. 0 when it found a device;
- * -1 with a malloc'd *why when it would not start, and 1 (nothing in *why)
- * when it says there is no CUDA device: a CPU stand-in for the student's
- * worker may still have one. */
-int bw_trusted_device(const bw_exercise *ex, const char *baseline_path, bw_reply *dev, char **why);
+typedef enum {
+    BW_TRUST_UNKNOWN = -1,   /* the baseline worker would not start */
+    BW_TRUST_OK = 0,         /* it found a device: *dev holds its HELLO */
+    BW_TRUST_NO_DEVICE = 1   /* it says there is no CUDA device */
+} bw_trust;
 
-/* bw_trusted_device for bwgrade test and bench: 1 with *dev filled when the
- * baseline worker found a device; else 0, and where it would not start a
- * line on stderr says that the student's worker's figure decides. */
-int bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev);
+/* Starts the worker at baseline_path (NULL: bw_worker_baseline beside
+ * bwgrade), under compute-sanitizer's tool sanitizer when not NULL, keeps
+ * its HELLO in *dev and stops it. For UNKNOWN and NO_DEVICE a malloc'd *why
+ * says what it said. (A CPU stand-in for the student's worker may have a
+ * "device" where the baseline has none.) */
+bw_trust bw_trusted_device(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
+                           bw_reply *dev, char **why);
+
+/* bw_trusted_device without a sanitizer, for bwgrade test and bench. Where
+ * the baseline worker would not start, a line on stderr says that the
+ * student's worker's figure decides. why: NULL, or gets bw_trusted_device's. */
+bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev,
+                          char **why);
 
 #endif

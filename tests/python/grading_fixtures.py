@@ -160,8 +160,14 @@ class FakeRunner:
             self.calls.append(("test", exercise, str(worker), seed, dict(env)))
         if b"TEST_HANG" in data:
             return Outcome(None, None, "", timed_out=True, seconds=timeout)
+        if b"SAYS_NO_DEVICE" in data:
+            # A student's worker printed the words; bwgrade's own did not say so.
+            doc = {"status": "error", "no_device": False,
+                   "error": "the worker did not start: --- its output --- no CUDA device driver"}
+            return Outcome(3, doc, "bwgrade: no CUDA device driver\n", seconds=0.1)
         if b"NO_DEVICE" in data:
-            return Outcome(3, None, "bwgrade: no CUDA device found\n", seconds=0.1)
+            doc = {"status": "error", "error": "no CUDA device found", "no_device": True}
+            return Outcome(3, doc, "bwgrade: no CUDA device found\n", seconds=0.1)
         if b"GRADER_EXIT3" in data:
             doc = {"status": "error", "device": {"name": "Fake GPU"},
                    "diagnoses": [{"code": "worker", "text": "the worker would not start"}]}

@@ -39,10 +39,16 @@ FAKE_BWGRADE = textwrap.dedent("""\
     plan = dict(plan, **plan.get(label or "", {{}})) if label else plan
     print(plan.get("say", f"bwgrade {{mode}} {{ex}}: report"))
     rc = plan.get("rc", 0)
-    if rc == 3:
-        print("bwgrade: no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected)")
-        sys.exit(3)
     out = args[args.index("--json") + 1]
+    if rc == 3:
+        # "no_device": False plays a student's worker that prints the words
+        # but is not bwgrade's word (its baseline worker started).
+        said = "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected)"
+        print("bwgrade: " + said)
+        with open(out, "w") as f:
+            json.dump({{"tool": "bwgrade", "mode": mode, "exercise": ex, "status": "error",
+                       "error": said, "no_device": plan.get("no_device", True)}}, f)
+        sys.exit(3)
     if mode == "test":
         doc = {{"tool": "bwgrade", "mode": "test", "exercise": ex, "seed": 1,
                 "status": plan.get("status", "pass"), "passed": plan.get("passed", 4),
@@ -206,6 +212,20 @@ class TestCommand(Base):
         self.assertEqual({ex: e["status"] for ex, e in doc["exercises"].items()},
                          {ex: "not_run" for ex in TABLE})
 
+    def test_only_bwgrades_word_means_no_device(self):
+        # bwgrade exit 3 whose report does not say no_device: the words came
+        # from a student's worker, and it is that exercise's trouble only.
+        self.behave(haxpy={"rc": 3, "no_device": False})
+        report = self.tmp / "r.json"
+        rc, out, _ = self.run_cli(["test", "--json", str(report)], self.plan(TABLE))
+        self.assertEqual(rc, 3)
+        self.assertNotIn("no CUDA device here", out)
+        doc = json.loads(report.read_text())
+        self.assertFalse(doc["no_device"])
+        self.assertEqual(doc["exercises"]["haxpy"]["status"], "error")
+        self.assertEqual({e["status"] for ex, e in doc["exercises"].items() if ex != "haxpy"},
+                         {"pass"})
+
     def test_sanitize_all_runs_each_tool(self):
         self.behave(haxpy={"passed": 2, "total": 2})
         report = self.tmp / "r.json"
@@ -303,6 +323,12 @@ class BenchmarkCommand(Base):
         rc, out, _ = self.run_cli(["benchmark", "haxpy"], self.plan(["haxpy"]))
         self.assertEqual(rc, 3)
         self.assertIn("no CUDA device here", out)
+
+    def test_a_workers_no_device_words_are_not_bwgrades(self):
+        self.behave(haxpy={"rc": 3, "no_device": False})
+        rc, out, _ = self.run_cli(["benchmark", "haxpy"], self.plan(["haxpy"]))
+        self.assertEqual(rc, 3)
+        self.assertNotIn("no CUDA device here", out)
 
     def test_plot_unavailable_or_called(self):
         plot_path = str(self.tmp / "p.png")

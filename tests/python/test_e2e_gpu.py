@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import build, exercises  # noqa: E402
-from bwlab.cmd_test import looks_like_no_device  # noqa: E402
+from bwlab.cmd_test import reports_no_device  # noqa: E402
 
 TIMEOUT = 3600
 _probe = {}
@@ -41,10 +41,14 @@ def probe():
         w = plan.workers[0]
         if not w.ok:
             raise AssertionError(f"the stub of {first} did not build:\n{out.getvalue()}")
-        p = subprocess.run([str(plan.bwgrade), "test", first, "--worker", str(w.path), "--case", "0", "--quiet"],
-                           capture_output=True, text=True, timeout=600)
-        text = (p.stdout + p.stderr).strip()
-        if p.returncode == 3 and looks_like_no_device(text.splitlines()):
+        p = subprocess.run([str(plan.bwgrade), "test", first, "--worker", str(w.path), "--case", "0",
+                            "--quiet", "--json", "-"], capture_output=True, text=True, timeout=600)
+        text = p.stderr.strip()
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = None
+        if reports_no_device(p.returncode, doc):
             state, detail = "none", text
         elif p.returncode == 3:
             raise AssertionError(f"bwgrade could not run the worker (exit 3), and not for want of a device:\n{text}")

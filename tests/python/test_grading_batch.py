@@ -198,6 +198,19 @@ class BatchTests(BatchCase, unittest.TestCase):
         self.assertEqual(code, 3, text)
         self.assertFalse((self.dir / "nd" / "b.json").exists())
 
+    def test_a_workers_no_device_words_do_not_stop_the_batch(self):
+        # Before, any exit 3 whose output said "device" stopped the batch, so
+        # a worker that printed it left every later submission ungraded.
+        s = self.subs
+        paths = [write_sub(s / "a", {"haxpy": "// SAYS_NO_DEVICE\n"}), write_sub(s / "b", GOOD)]
+        code, text = run_grade(FakeRunner(), *map(str, paths), "--out", str(self.dir / "sd"),
+                               "--seed-file", str(self.seed_file))
+        self.assertNotEqual(code, 3, text)
+        rows = {r["id"]: r for r in read_csv(self.dir / "sd" / "gradebook.csv")}
+        self.assertEqual(rows["a"]["haxpy_total"], "0")
+        self.assertIn("haxpy: bwgrade could not run the worker", rows["a"]["notes"])
+        self.assertEqual((rows["b"]["haxpy_total"], rows["b"]["vector_sum_total"]), ("100", "95"))
+
     def test_usage_errors(self):
         good = str(write_sub(self.subs / "alice", GOOD))
         other = self.dir / "elsewhere" / "alice.tar.gz"

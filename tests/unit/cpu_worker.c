@@ -29,6 +29,14 @@ static unsigned g_runs;
  * student's worker does whose static constructors took the rest of the
  * GPU's memory (tests/python/test_trusted_device.py). */
 static int g_hog;
+/* Three more names play workers that will not start: with "dies" in it, it
+ * prints a no-device message and exits before HELLO (corpus entry
+ * fakes_no_device); with "sanquit", it does so where compute-sanitizer has
+ * set its injection variable (corpus entry quits_under_sanitizer); both are
+ * the student's fault where the baseline worker starts. With "nodev", it
+ * answers HELLO as a worker on a machine without a GPU does
+ * (tests/python/test_blame_start.py). */
+static int g_nodev;
 
 static int env_int(const char *name)
 {
@@ -146,6 +154,11 @@ static int run(const bw_request *q, bw_reply *r, cpu_kernel_fn kernel)
 
 static void hello(bw_reply *r)
 {
+    if (g_nodev) {
+        r->status = BW_REP_NO_DEVICE;
+        snprintf(r->message, sizeof r->message, "cpu stand-in: this machine has no GPU");
+        return;
+    }
     snprintf(r->device_name, sizeof r->device_name, "CPU stand-in (tests/unit/cpu_worker.c)");
     r->device_count = 1;
     r->cc_major = 9;
@@ -158,7 +171,15 @@ static void hello(bw_reply *r)
 int main(int argc, char **argv)
 {
     const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
-    g_hog = argc > 0 && strstr(base ? base + 1 : argv[0], "hog") != NULL;
+    const char *file = argc > 0 ? (base ? base + 1 : argv[0]) : "";
+    g_hog = strstr(file, "hog") != NULL;
+    g_nodev = strstr(file, "nodev") != NULL;
+    int dies = strstr(file, "dies") != NULL, sanquit = strstr(file, "sanquit") != NULL;
+    if (dies || (sanquit && getenv("CUDA_INJECTION64_PATH"))) {
+        fprintf(stderr, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable "
+                        "device is detected; check the driver)\n");
+        return 1;
+    }
     g_chan = env_int(BW_ENV_CHANNEL_FD);
     int shm = env_int(BW_ENV_SHM_FD);
     const char *name = getenv("CUDA_FAKE_KERNEL");

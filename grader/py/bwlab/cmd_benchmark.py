@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import (EXIT_FAIL, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, console, exercises, optional_tools,
                user_values)
-from .cmd_test import (Stop, add_source_arguments, error_doc, looks_like_no_device, prepare,
+from .cmd_test import (Stop, add_source_arguments, error_doc, prepare, reports_no_device,
                        refuse_bad_seed_env, run_bwgrade, write_json)
 
 HELP = "measure bandwidth (GB/s and % of a device copy), optionally against library peers"
@@ -255,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
             rc, doc, tail = run_bwgrade(plan.bwgrade, "bench", ex, w.path,
                                         bench_extra_args(args, w.label, peer, ex))
             if rc == EXIT_NO_DEVICE:
-                no_device = looks_like_no_device(tail)
+                no_device = reports_no_device(rc, doc)
                 worst = EXIT_NO_DEVICE
                 results[ex][w.label] = doc or error_doc(ex, "not_run", "bwgrade could not run (exit 3)")
                 continue

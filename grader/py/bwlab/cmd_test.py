@@ -172,9 +172,13 @@ def read_json(path: Path) -> dict | None:
         return None
 
 
-def looks_like_no_device(lines: list[str]) -> bool:
-    text = "\n".join(lines).lower()
-    return "device" in text or "no cuda" in text or "driver" in text
+def reports_no_device(rc: int | None, doc: dict | None) -> bool:
+    """bwgrade's word that this machine has no CUDA device: exit 3 and
+    "no_device" in its report, which only its own worker (no student code)
+    makes true (grader/supervisor/trusted_device.h). Nothing a student's
+    worker prints counts: "no CUDA device" on its stderr used to stop a whole
+    grade (corpus entry fakes_no_device)."""
+    return rc == EXIT_NO_DEVICE and isinstance(doc, dict) and doc.get("no_device") is True
 
 
 def run_bwgrade(bwgrade: Path, mode: str, exercise: str, worker: Path,
@@ -301,9 +305,9 @@ class ExerciseRun(threading.Thread):
                                         test_extra_args(self.args, tool) + self.lock,
                                         out=self.lines.put)
             if rc == EXIT_NO_DEVICE:
-                if looks_like_no_device(tail):
+                if reports_no_device(rc, doc):
                     self.no_device = True
-                    doc = error_doc(self.ex, "not_run", "no CUDA device: " + (tail[-1] if tail else ""))
+                    doc = error_doc(self.ex, "not_run", str(doc.get("error") or "no CUDA device"))
                 else:
                     self.could_not_run = True
                     doc = doc or error_doc(self.ex, "error", "bwgrade could not run the worker (exit 3)")

@@ -3,7 +3,8 @@ tested and benchmarked on one lane per GPU; its record is scored, scrubbed of
 the secret seed and handed on as soon as it is done.
 
 A compile error, crash, hang or missing file costs only the exercise it
-touches; only "no CUDA device" stops the batch (NoDevice).
+touches; only bwgrade's own word that there is no CUDA device (its report's
+no_device, which no student code can set) stops the batch (NoDevice).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import EXIT_NO_DEVICE, __version__, console, gradebook, policy_file, scoring, vet
-from .cmd_test import looks_like_no_device
+from .cmd_test import reports_no_device
 from .submission import SubmissionError
 from .child_run import kill_all_children
 from .grade_runner import Built, Outcome, build_env
@@ -214,17 +215,8 @@ def containment_of(results: list[dict]) -> dict | list | None:
 
 
 def _looks_like_no_device(out: Outcome) -> bool:
-    """bwgrade's exit 3 means no device, or a worker that would not start;
-    a report that names a device rules the first out."""
-    if out.rc != EXIT_NO_DEVICE:
-        return False
-    lines = out.output.splitlines()
-    if out.doc:
-        dev = out.doc.get("device")
-        if isinstance(dev, dict) and dev.get("name"):
-            return False
-        lines += [str(d.get("text", "")) for d in out.doc.get("diagnoses") or []]
-    return looks_like_no_device(lines)
+    """Only bwgrade's own word stops the batch (cmd_test.reports_no_device)."""
+    return reports_no_device(out.rc, out.doc)
 
 
 def _tail_text(text: str, limit: int = 2000) -> str:

@@ -1,0 +1,126 @@
+"""Whose fault a worker that will not start is: bwgrade asks its own worker
+(no student code; grader/supervisor/trusted_device.h), never the words of the
+student's.
+
+Two attacks this settles, each a corpus entry on the GPU: a worker that prints
+"no CUDA device" and exits before HELLO made run.py grade stop the whole batch
+(fakes_no_device), and one that exits only under compute-sanitizer made the
+memcheck run an `error` that cost nothing (quits_under_sanitizer). Here the CPU
+stand-in (tests/unit/cpu_worker.c) plays every worker, by its file name:
+"dies" exits before HELLO, "sanquit" exits under the (fake) sanitizer, "nodev"
+answers HELLO as a machine without a GPU does."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "grader" / "py"))
+
+from bwlab import build  # noqa: E402
+
+# compute-sanitizer's part here: its injection variable set, then the worker
+# (the last argument) run as itself.
+FAKE_SANITIZER = """#!/bin/sh
+for a; do last=$a; done
+CUDA_INJECTION64_PATH=/nonexistent/libsanitizer-collection.so exec "$last"
+"""
+BROKEN_SANITIZER = """#!/bin/sh
+echo "compute-sanitizer: the driver could not be loaded" >&2
+exit 1
+"""
+
+
+class BlameStart(unittest.TestCase):
+    def setUp(self):
+        d = build.build_dir(ROOT)
+        self.exe, self.worker = d / "bwgrade", d / "tests" / "cpu_worker"
+        if not (self.exe.is_file() and self.worker.is_file()):
+            self.skipTest("bwgrade and tests/cpu_worker are not built")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        for name in ("dies", "sanquit", "nodev"):
+            (self.tmp / f"{name}_worker").symlink_to(self.worker)
+        for folder, text in (("san", FAKE_SANITIZER), ("broken", BROKEN_SANITIZER)):
+            (self.tmp / folder).mkdir()
+            tool = self.tmp / folder / "compute-sanitizer"
+            tool.write_text(text)
+            tool.chmod(0o755)
+
+    def bwgrade(self, mode: str, worker: str, baseline: str, *extra: str,
+                sanitizer: str = "san") -> tuple[int, dict, str]:
+        env = dict(os.environ, CUDA_FAKE_KERNEL="haxpy.right",
+                   PATH=f"{self.tmp / sanitizer}:{os.environ.get('PATH', '')}")
+        env.pop("BWLAB_SEED", None)
+        path = lambda w: str(self.worker if w == "plain" else self.tmp / f"{w}_worker")  # noqa: E731
+        p = subprocess.run([str(self.exe), mode, "haxpy", "--worker", path(worker),
+                            "--baseline-worker", path(baseline), *extra, "--json", "-"],
+                           capture_output=True, text=True, env=env, timeout=300)
+        return p.returncode, json.loads(p.stdout), p.stderr
+
+    def assert_students_fault(self, rc: int, rep: dict, words: str) -> None:
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (1, "fail", False))
+        self.assertEqual(rep["passed"], 0)
+        first = rep["diagnoses"][0]["text"]
+        self.assertTrue(first.startswith("No case ran: your worker ended before it answered"
+                                         + words), first)
+        self.assertIn("the kit's worker without your code started", first)
+        # Every case fails: the first ones crash, the rest are not run after
+        # them, which scoring.py counts as failed.
+        for c in rep["cases"]:
+            self.assertTrue(c["outcome"] == "crash" or c["detail"].startswith("not run:"), c)
+
+    def test_a_worker_that_dies_before_hello_fails_its_cases(self):
+        rc, rep, _ = self.bwgrade("test", "dies", "plain", "--groups", "small")
+        self.assert_students_fault(rc, rep, " bwgrade's first request, where")
+        # What it printed is shown to its author, and proves nothing.
+        self.assertIn("no CUDA device: cudaGetDeviceCount", rep["diagnoses"][0]["text"])
+
+    def test_no_device_is_the_baseline_workers_word(self):
+        rc, rep, _ = self.bwgrade("test", "dies", "nodev", "--groups", "small")
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", True))
+        self.assertIn("this machine has no GPU", rep["error"])   # the baseline's own message
+
+    def test_a_baseline_without_a_device_does_not_stop_a_worker_that_has_one(self):
+        # The CPU tests: the real baseline worker finds no GPU, the stand-in
+        # plays one. The trusted word is used only to settle a failed start.
+        rc, rep, _ = self.bwgrade("test", "plain", "nodev", "--groups", "small")
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (0, "pass", False))
+
+    def test_without_a_baseline_nobody_is_blamed(self):
+        rc, rep, _ = self.bwgrade("test", "dies", "dies", "--groups", "small")
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+
+    def test_quitting_under_the_sanitizer_fails_the_memcheck_run(self):
+        rc, rep, _ = self.bwgrade("test", "sanquit", "plain", "--groups", "small")
+        self.assertEqual((rc, rep["status"]), (0, "pass"))   # it passes without the sanitizer
+        rc, rep, _ = self.bwgrade("test", "sanquit", "plain", "--groups", "small",
+                                  "--sanitize", "memcheck")
+        self.assert_students_fault(rc, rep, " bwgrade's first request under compute-sanitizer "
+                                            "memcheck, where")
+        rc, rep, _ = self.bwgrade("test", "plain", "plain", "--groups", "small",
+                                  "--sanitize", "memcheck")
+        self.assertEqual((rc, rep["status"]), (0, "pass"))   # the fake sanitizer is fair
+
+    def test_a_broken_sanitizer_is_the_graders_error(self):
+        rc, rep, _ = self.bwgrade("test", "sanquit", "plain", "--groups", "small",
+                                  "--sanitize", "memcheck", sanitizer="broken")
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+        self.assertIn("nor did the kit's worker without student code start under "
+                      "compute-sanitizer memcheck", rep["error"])
+
+    def test_bench_says_whose_fault_it_is(self):
+        rc, rep, _ = self.bwgrade("bench", "dies", "plain", "--quick")
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+        self.assertIn("the student's worker would not start, where the kit's worker without "
+                      "student code did", rep["error"])
+        rc, rep, _ = self.bwgrade("bench", "dies", "nodev", "--quick")
+        self.assertEqual((rc, rep["no_device"]), (3, True))
+
+
+if __name__ == "__main__":
+    unittest.main()
