@@ -111,6 +111,19 @@ class Directories(Base):
         with self.assertRaises(SubmissionError):
             submission.load(self.tmp / "sub", NAMES)
 
+    def test_submission_that_is_a_symlink_refused(self):
+        # A link a student's archive left among the submissions could name
+        # the solutions, or another student's folder or archive.
+        self.write("solutions/haxpy/haxpy.cu", HAXPY)
+        make_tar(self.tmp / "alice.tar.gz", [("haxpy/haxpy.cu", HAXPY)])
+        os.symlink(self.tmp / "solutions", self.tmp / "mallory")
+        os.symlink(self.tmp / "alice.tar.gz", self.tmp / "mallory.tar.gz")
+        for name in ("mallory", "mallory.tar.gz"):
+            with self.subTest(name=name), self.assertRaises(SubmissionError) as cm:
+                submission.load(self.tmp / name, NAMES)
+            self.assertIn("is a symbolic link", str(cm.exception))
+        self.assertEqual(submission.load(self.tmp / "solutions", NAMES).files["haxpy"], HAXPY)
+
     def test_fifo_refused(self):
         (self.tmp / "sub" / "haxpy").mkdir(parents=True)
         os.mkfifo(self.tmp / "sub" / "haxpy" / "haxpy.cu")
@@ -205,6 +218,39 @@ class TarArchives(Base):
         make_tar(self.tmp / "s.tar.gz", [("haxpy/haxpy.cu", b"/" * (submission.MAX_FILE_BYTES + 1))])
         with self.assertRaises(SubmissionError):
             submission.load(self.tmp / "s.tar.gz", NAMES)
+
+    def test_huge_extended_header_refused_before_it_is_read(self):
+        # tarfile reads a PAX header whole before the member it describes: a
+        # 1 GiB one (1 MiB compressed) took 3 GiB and 31 s. This one is 8 MiB
+        # of one record; it must be refused from its size alone.
+        payload = b"x" * (8 << 20)
+        rec = b" comment=" + payload + b"\n"
+        n = len(rec) + 7   # the record's length counts its own 7 digits
+        rec = str(n).encode() + rec
+        self.assertEqual(len(rec), n)
+        info = tarfile.TarInfo("././@PaxHeader")
+        info.type, info.size = tarfile.XHDTYPE, len(rec)
+        with open(self.tmp / "bomb.tar", "wb") as f:
+            f.write(info.tobuf(format=tarfile.USTAR_FORMAT))
+            f.write(rec + b"\0" * (-len(rec) % 512))
+            cu = tarfile.TarInfo("haxpy/haxpy.cu")
+            cu.size = len(HAXPY)
+            f.write(cu.tobuf(format=tarfile.USTAR_FORMAT) + HAXPY + b"\0" * (-len(HAXPY) % 512))
+            f.write(b"\0" * 1024)
+        with self.assertRaises(SubmissionError) as cm:
+            submission.load(self.tmp / "bomb.tar", NAMES)
+        self.assertIn("extended tar header of %d bytes" % len(rec), str(cm.exception))
+
+    def test_pax_archive_with_long_names_still_read(self):
+        # What tar writes for a long or non-ASCII name: a small PAX header.
+        long_dir = "d" * 150
+        with tarfile.open(self.tmp / "pax.tar.gz", "w:gz", format=tarfile.PAX_FORMAT) as tf:
+            for name, data in ((f"{long_dir}/zoë.txt", b"hi"), (f"{long_dir}/haxpy/haxpy.cu", HAXPY)):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+        sub = submission.load(self.tmp / "pax.tar.gz", NAMES)
+        self.assertEqual(sub.files["haxpy"], HAXPY)
 
     def test_garbage_file(self):
         self.write("s.tar.gz", b"this is not an archive at all")

@@ -362,7 +362,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
                 console.say(console.indent(e.lines))
             return EXIT_KIT
         except NoDevice as e:
-            console.error(f"no CUDA device: nothing more can be graded ({e})")
+            console.error(f"no CUDA device: nothing more can be graded ({console.printable(e)})")
             finish(out_dir, manifest, names)
             return EXIT_NO_DEVICE
         except KeyboardInterrupt:
@@ -384,7 +384,7 @@ def run(args: argparse.Namespace, runner=None) -> int:
     troubled = [r for r in records if r.get("problems")]
     for r in troubled:
         for p in r["problems"]:
-            console.say(f"PROBLEM {r['id']}: {p}")
+            console.say(f"PROBLEM {r['id']}: {console.printable(p)}")
     for line in gradebook.time_lines(records):
         console.say(line)
     if records:

@@ -1,7 +1,9 @@
 """Small formatting helpers shared by the commands: messages, tables, counts."""
 from __future__ import annotations
 
+import os
 import sys
+import unicodedata
 from typing import Iterable, Sequence
 
 PROG = "run.py"
@@ -21,6 +23,24 @@ def error(text: str) -> None:
 def warn(text: str) -> None:
     sys.stdout.flush()
     print(f"{PROG}: warning: {text}", file=sys.stderr, flush=True)
+
+
+def printable(text: object) -> str:
+    """Text a student controls (a file name, a worker's output), made safe to
+    print on one line of a terminal or a CI log: bytes that are not UTF-8 as
+    \\xNN, and every control or format character (escape sequences, newlines
+    that would start a CI workflow command such as ::add-mask::, bidi
+    overrides) as \\xNN or \\uNNNN."""
+    s = str(text)
+    if any("\udc80" <= ch <= "\udcff" for ch in s):   # undecodable bytes of a file name
+        s = os.fsencode(s).decode("utf-8", "backslashreplace")
+    out = []
+    for ch in s:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def heading(text: str) -> None:

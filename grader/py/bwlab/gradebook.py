@@ -356,7 +356,10 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def dump_json(obj: object) -> bytes:
-    return (json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+    # A path that is not UTF-8 holds lone surrogates: written as JSON's \\uDCxx
+    # escapes, they read back as the same path.
+    return (json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode(
+        "utf-8", "backslashreplace")
 
 
 def record_path(out_dir: Path, sub_id: str) -> Path:

@@ -13,7 +13,9 @@ it has one (archives often wrap everything in one directory).
 
 An archive is refused as a whole if any member is unsafe: an absolute path, a
 '..' component, a symbolic or hard link, a device or FIFO, more than
-MAX_MEMBERS members or more than MAX_TOTAL_BYTES of content. In a directory,
+MAX_MEMBERS members, more than MAX_TOTAL_BYTES of content, or an extended
+header (PAX) over MAX_EXTENDED_HEADER. A submission that is itself a
+symbolic link is refused too. In a directory,
 only the candidate paths are looked at; a candidate reached through a
 symbolic link is refused.
 """
@@ -32,6 +34,10 @@ from typing import Callable
 MAX_TOTAL_BYTES = 16 * 1024 * 1024   # all regular files of an archive together
 MAX_MEMBERS = 2000                    # entries in an archive
 MAX_FILE_BYTES = 1024 * 1024          # one student file
+# A tar's extended header (PAX, or a GNU long name) is read whole into memory
+# and parsed before the member it describes: a 1 GiB one (1 MiB compressed)
+# took 3 GiB and 31 s. A real one holds a long name and a few times.
+MAX_EXTENDED_HEADER = 64 * 1024
 
 # Archive clutter that never decides the top-level folder.
 IGNORED_TOP = {"__MACOSX", ".DS_Store"}
@@ -118,6 +124,36 @@ def _check_counts(count: int, total: int) -> None:
         raise SubmissionError(f"refused: more than {MAX_MEMBERS} entries in the archive")
     if total > MAX_TOTAL_BYTES:
         raise SubmissionError(f"refused: more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB of content")
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A TarInfo that refuses an extended header larger than
+    MAX_EXTENDED_HEADER before reading it (tarfile has no such limit)."""
+
+    def _proc_member(self, tf):
+        if self.type in _EXTENDED_TYPES and self.size > MAX_EXTENDED_HEADER:
+            raise _HeaderTooLarge(f"refused: an extended tar header of {self.size} bytes (the "
+                                  f"limit is {MAX_EXTENDED_HEADER // 1024} KiB)")
+        return super()._proc_member(tf)
+
+
+class _HeaderTooLarge(tarfile.HeaderError):
+    pass
+
+
+_EXTENDED_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE,
+                   tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
+
+
+def _open_tar(path: Path) -> tarfile.TarFile | None:
+    """The tar archive at path (any compression), or None if it is not one.
+    Not tarfile.is_tarfile: it parses the first header with no limit."""
+    try:
+        return tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo)
+    except _HeaderTooLarge as e:
+        raise SubmissionError(str(e)) from None
+    except tarfile.ReadError:
+        return None
 
 
 def _tar_members(tf: tarfile.TarFile) -> _Members:
@@ -267,6 +303,11 @@ def load(spec: str | os.PathLike, exercises: list[str]) -> Submission:
     path = Path(spec)
     if not os.path.lexists(path):
         raise SubmissionError(f"no such file or directory: {spec}")
+    if path.is_symlink():
+        # One a student's archive left among the submissions could name the
+        # solutions or another student's folder.
+        raise SubmissionError(f"refused: {spec} is a symbolic link (grade the folder or archive "
+                              f"it points to by its own path)")
     if path.is_dir():
         sub = Submission(str(spec), "directory")
         _take_from_dir(sub, path, exercises)
@@ -279,11 +320,14 @@ def load(spec: str | os.PathLike, exercises: list[str]) -> Submission:
             with zipfile.ZipFile(path) as zf:
                 _take_from_members(sub, _zip_members(zf), exercises)
             return sub
-        if tarfile.is_tarfile(path):
+        tf = _open_tar(path)
+        if tf is not None:
             sub = Submission(str(spec), "tar")
-            with tarfile.open(path, "r:*") as tf:
+            with tf:
                 _take_from_members(sub, _tar_members(tf), exercises)
             return sub
+    except _HeaderTooLarge as e:
+        raise SubmissionError(str(e)) from None
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, NotImplementedError,
             zlib.error) as e:
         raise SubmissionError(f"cannot read {spec}: {e}") from None

@@ -8,20 +8,23 @@ import re
 from pathlib import Path
 
 from . import gradebook
+from .console import printable
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar", ".zip")
 
 
 def submission_id(path: str | Path) -> str:
-    """The file or directory name without its archive extension."""
+    """The file or directory name without its archive extension, as
+    console.printable shows it: a name that is not UTF-8, or holds escape
+    sequences, would stop the grade or reach every report raw."""
     p = Path(path)
     name = p.name or Path(os.path.abspath(path)).name
     if not p.is_dir():
         low = name.lower()
         for suffix in ARCHIVE_SUFFIXES:
             if low.endswith(suffix) and len(name) > len(suffix):
-                return name[:-len(suffix)]
-    return name
+                return printable(name[:-len(suffix)])
+    return printable(name)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
