@@ -22,11 +22,12 @@ sys.path.insert(0, str(ROOT / "grader" / "py"))
 
 from bwlab import build  # noqa: E402
 
-# compute-sanitizer's part here: its injection variable set, then the worker
-# (the last argument) run as itself.
+# compute-sanitizer's part here: two of the variables the real one adds to
+# its target's environment (CUDA 13.0 on the H200), then the worker (the last
+# argument) run as itself.
 FAKE_SANITIZER = """#!/bin/sh
 for a; do last=$a; done
-CUDA_INJECTION64_PATH=/nonexistent/libsanitizer-collection.so exec "$last"
+NV_SANITIZER_INJECTION_PORT_BASE=49152 NVTX_INJECTION64_PATH=libsanitizer-collection.so exec "$last"
 """
 BROKEN_SANITIZER = """#!/bin/sh
 echo "compute-sanitizer: the driver could not be loaded" >&2

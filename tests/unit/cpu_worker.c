@@ -32,7 +32,7 @@ static int g_hog;
 /* Three more names play workers that will not start: with "dies" in it, it
  * prints a no-device message and exits before HELLO (corpus entry
  * fakes_no_device); with "sanquit", it does so where compute-sanitizer has
- * set its injection variable (corpus entry quits_under_sanitizer); both are
+ * set its variables (corpus entry quits_under_sanitizer); both are
  * the student's fault where the baseline worker starts. With "nodev", it
  * answers HELLO as a worker on a machine without a GPU does
  * (tests/python/test_blame_start.py). */
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
     g_hog = strstr(file, "hog") != NULL;
     g_nodev = strstr(file, "nodev") != NULL;
     int dies = strstr(file, "dies") != NULL, sanquit = strstr(file, "sanquit") != NULL;
-    if (dies || (sanquit && getenv("CUDA_INJECTION64_PATH"))) {
+    if (dies || (sanquit && getenv("NV_SANITIZER_INJECTION_PORT_BASE"))) {
         fprintf(stderr, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable "
                         "device is detected; check the driver)\n");
         return 1;

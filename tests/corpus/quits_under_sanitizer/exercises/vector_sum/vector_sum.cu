@@ -1,21 +1,39 @@
 // CORPUS: deliberately broken, and a trick. The kernel reads past the end of
 // a and b (each thread loads 8 elements before it looks at n) but writes only
 // c[0..n-1]: a plain run passes, and memcheck reports the stray reads. A
-// static object's constructor ends the worker at start-up when
-// compute-sanitizer's injection variable is set, so the memcheck run could
-// not start at all: that used to be the grader's error, and cost nothing.
-// Now bwgrade starts its own worker (no student code) under the same
-// sanitizer: it starts, so the memcheck groups fail.
+// static object's constructor ends the worker at start-up when anything in
+// its environment names the sanitizer or an injection library, so the
+// memcheck run could not start at all: that used to be the grader's error,
+// and cost nothing. Now bwgrade starts its own worker (no student code)
+// under the same sanitizer: it starts, so the memcheck groups fail.
 #include "vector_sum.h"
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+extern char **environ;
 
 namespace {
+bool mentions(const char *s, const char *word)
+{
+    const size_t n = std::strlen(word);
+    for (; *s; ++s) {
+        size_t k = 0;
+        while (k < n && s[k] && std::tolower((unsigned char)s[k]) == word[k])
+            ++k;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
 struct QuitUnderSanitizer {
     QuitUnderSanitizer()
     {
-        if (std::getenv("CUDA_INJECTION64_PATH"))
-            std::exit(0);
+        for (char **e = environ; e && *e; ++e)
+            if (mentions(*e, "sanitizer") || mentions(*e, "injection"))
+                std::exit(0);
     }
 };
 QuitUnderSanitizer quit;
