@@ -11,6 +11,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -429,6 +430,23 @@ class RealKitTests(unittest.TestCase):
             self.assertNotEqual(Path(f).name, "secret_seed")
         for f in INSTRUCTOR_TESTS + ("docs/INSTRUCTORS.md",):
             self.assertNotIn(f, self.files)
+
+    def test_every_handed_out_test_has_what_it_imports_and_reads(self):
+        # A test that imports an instructor-only helper (grading_fixtures) or
+        # reads an instructor-only folder would fail the student's selftest.
+        kept, _ = handout_files.select(handout_files.list_files(ROOT)[0], ROOT)
+        kept = set(kept)
+        local = {p.stem for p in (ROOT / "tests" / "python").glob("*.py")}
+        for f in sorted(x for x in kept if x.startswith("tests/python/") and x.endswith(".py")):
+            text = (ROOT / f).read_text()
+            for m in re.finditer(r"^(\s*)(?:from|import)\s+(\w+)", text, re.M):
+                mod = m.group(2)
+                if mod not in local or f"tests/python/{mod}.py" in kept:
+                    continue
+                # Only an import inside a test that skips without the file.
+                self.assertTrue(m.group(1) and f'"{mod}.py"' in text,
+                                f"{f} imports {mod}, which the handout does not hold")
+            self.assertNotRegex(text, r'"docs"\s*/\s*"ci"|docs/ci/|"exercise_template"', f)
 
     def test_no_file_is_a_solution_in_disguise(self):
         sols = ROOT / "solutions"

@@ -53,6 +53,8 @@ DENY = (
     "tests/python/test_grading_batch.py",
     "tests/python/test_grading_isolation.py",
     "tests/python/test_grading_lanes.py",
+    "tests/python/test_grading_console.py",
+    "tests/python/test_ci_recipes.py",        # reads docs/ci (not shipped)
     "tests/python/test_layout.py",            # the kit's own file rules (grader/instructor/ included)
     "tests/python/test_handout_pack.py",
     "tests/python/test_e2e_grade_gpu.py",
