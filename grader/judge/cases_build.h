@@ -15,8 +15,7 @@ typedef struct {
 
 static inline uint64_t rng_next(rng *r)
 {
-    r->state += UINT64_C(0x9E3779B97F4A7C15);
-    return bw_mix64(r->state);
+    return bw_mix64_next(&r->state);
 }
 
 /* Uniform in [0, bound); the modulo bias is irrelevant for bounds this small. */

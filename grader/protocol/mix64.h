@@ -18,6 +18,15 @@ static inline BW_HOST_DEVICE uint64_t bw_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* splitmix64's step: the next value of the stream whose state is *state.
+ * The cases, a reduction's fresh values, the moved elements and the
+ * benchmark's rotation amounts are each such a stream. */
+static inline BW_HOST_DEVICE uint64_t bw_mix64_next(uint64_t *state)
+{
+    *state += UINT64_C(0x9E3779B97F4A7C15);
+    return bw_mix64(*state);
+}
+
 /* bw_hash_term (below) in two parts, for a run of indices that share their
  * upper 32 bits: the part of the weight's input that does not change along
  * the run, then a term from it and the index's lower bits. */

@@ -4,12 +4,6 @@
 #include "element.h"
 #include "mix64.h"
 
-static uint64_t next(uint64_t *rng)
-{
-    *rng += UINT64_C(0x9E3779B97F4A7C15);
-    return bw_mix64(*rng);
-}
-
 int bw_perturb_plan(uint64_t *rng, const bw_array_geom *g, const void *unrotated, int64_t r,
                     uint32_t flip, int count, bw_perturb *out)
 {
@@ -23,14 +17,14 @@ int bw_perturb_plan(uint64_t *rng, const bw_array_geom *g, const void *unrotated
         int64_t p;
         int fresh;
         do {   /* distinct places, so that each old value is the rotated data's */
-            p = (int64_t)(next(rng) % (uint64_t)n);
+            p = (int64_t)(bw_mix64_next(rng) % (uint64_t)n);
             fresh = 1;
             for (int i = 0; i < j; i++)
                 fresh &= out->pos[i] != p;
         } while (!fresh);
         int64_t src = p + r < n ? p + r : p + r - n;
         uint32_t old = bw_elem_load(t, unrotated, src) ^ flip;
-        float v = ldexpf((float)(1 + next(rng) % 255u), -9);
+        float v = ldexpf((float)(1 + bw_mix64_next(rng) % 255u), -9);
         out->pos[j] = p;
         out->bits[j] = bw_elem_from_float(t, v);
         out->delta += (double)v - bw_elem_to_double(t, old);

@@ -3,12 +3,6 @@
 #include "element.h"
 #include "mix64.h"
 
-static uint64_t next(uint64_t *rng)
-{
-    *rng += UINT64_C(0x9E3779B97F4A7C15);
-    return bw_mix64(*rng);
-}
-
 int64_t bw_transplant_place(const bw_request *q, int k, int64_t e)
 {
     if (!(q->arrays[k].flags & BW_ARRAY_TRANSPOSED) || q->cols <= 0)
@@ -68,12 +62,12 @@ int bw_transplant_plan(uint64_t *rng, const bw_request *q, const uint8_t *images
         int64_t to, from = 0;
         int fresh, tries = 0;
         do {   /* distinct to elements, each moved from one that differs */
-            to = (int64_t)(next(rng) % (uint64_t)n);
+            to = (int64_t)(bw_mix64_next(rng) % (uint64_t)n);
             fresh = 1;
             for (int i = 0; i < j; i++)
                 fresh &= out->to[i] != to;
             for (int t = 0; fresh && t < 8; t++) {
-                from = (int64_t)(next(rng) % (uint64_t)n);
+                from = (int64_t)(bw_mix64_next(rng) % (uint64_t)n);
                 if (differ(q, images, to, from))
                     break;
                 if (t == 7)

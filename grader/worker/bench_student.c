@@ -152,8 +152,7 @@ static cudaError_t student_rotate(void *p)
     } else {
         int64_t r;
         do {
-            c->rng += UINT64_C(0x9E3779B97F4A7C15);
-            r = 1 + (int64_t)(bw_mix64(c->rng) % (uint64_t)(c->axis - 1));
+            r = 1 + (int64_t)(bw_mix64_next(&c->rng) % (uint64_t)(c->axis - 1));
         } while (r == c->rot);
         e = rotate_all(c, r, negate);
     }
