@@ -43,6 +43,7 @@ typedef struct {
     int not_run;                    /* SKIPPED by --fail-fast, not for a reason of its own */
     int never_started;              /* CRASH: the worker would not start at all, where the
                                      * baseline worker did (trusted_device.h) */
+    int forged_reply;               /* CRASH: a reply the kit's worker never sends (runner.h) */
     char *detail;                   /* malloc'd or NULL: signal, CUDA error, skip reason */
     char *student_output;           /* malloc'd or NULL: captured stdout/stderr, capped */
     char *sanitizer_note;           /* malloc'd or NULL: what the sanitizer noted that costs

@@ -153,6 +153,16 @@ void detect_crash(diag_state *d)
         emit(d, BW_DIAG_CRASH, &s);
         return;
     }
+    if (r->forged_reply) {
+        /* Not a kernel's fault either: no kernel error makes these replies. */
+        sb_printf(&s, "%d case%s failed on a reply the kit's worker never sends; the first is ",
+                  k, k == 1 ? "" : "s");
+        sb_case(&s, d, &d->cases[first]);
+        sb_printf(&s, ": %s. Your code must not write to bwgrade's channel or the worker's "
+                      "memory.", r->detail ? r->detail : bw_outcome_name(r->outcome));
+        emit(d, BW_DIAG_CRASH, &s);
+        return;
+    }
     sb_printf(&s, "%d case%s crashed or stopped with a CUDA error; the first is ", k,
               k == 1 ? "" : "s");
     sb_case(&s, d, &d->cases[first]);

@@ -280,7 +280,10 @@ int bw_bench_main(const bw_bench_opts *o)
         first_measured = measure_row(run, base, o, &s, &rows[first], 0, &first_reply) == 0;
 
     char *why = NULL;
-    if (gate(run, o, &why) != 0) {
+    int gate_rc = gate(run, o, &why);
+    if (bw_runner_halted(run))
+        goto halted;
+    if (gate_rc != 0) {
         fprintf(out, "  wrong answers: no speed figures (run `python3 run.py test %s`)\n",
                 ex->name);
         if (why)
@@ -337,6 +340,17 @@ int bw_bench_main(const bw_bench_opts *o)
     bw_report_bench_footer(out, &rep);
     rep.status = bad ? "fail" : "ok";
     code = bad ? 1 : 0;
+    if (!bw_runner_halted(run))
+        goto report;
+halted:   /* no figures from a run cut short by bwgrade's own trouble */
+    free(why);
+    why = NULL;
+    free(error);
+    error = bw_format_alloc("%s", bw_runner_halted(run));
+    fprintf(stderr, "bwgrade: %s: %s\n", ex->name, error ? error : "halted");
+    rep.status = "error";
+    rep.error = error ? error : "halted";
+    code = 3;
 
 report:;
     bw_containment contained = bw_contain_report(); /* what the workers actually had */

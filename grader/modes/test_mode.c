@@ -208,6 +208,7 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
             limit = o->case_limit_s;
         bw_test_run_case(run, c, sanitizer, limit, r);
         r->never_started = r->outcome == BW_OUTCOME_CRASH && bw_runner_unstarted(run);
+        r->forged_reply = r->outcome == BW_OUTCOME_CRASH && bw_runner_last_forged(run);
         if (r->outcome == BW_OUTCOME_TIMEOUT && hung_case >= 0 && r->detail) {
             char *more = bw_format_alloc("%s (the limit is a fifth of the usual after case %d "
                                          "hung)", r->detail, hung_case);
@@ -226,6 +227,8 @@ static int run_section(bw_runner *run, const bw_test_opts *o, const bw_case_list
         } else if (r->outcome != BW_OUTCOME_SKIPPED) {
             streak = 0;
         }
+        if (bw_runner_halted(run) && !stop)
+            stop = bw_format_alloc("not run: %s", bw_runner_halted(run));
         if (o->fail_fast && !stop)
             stop = fail_fast_stop(st->cases, order, st->count, pos, r, failed_groups);
     }
@@ -407,6 +410,8 @@ int bw_test_main(const bw_test_opts *o)
         }
         if (run_section(run, o, &all, tool, &store[s], &sections[s]) != 0)
             error = bw_format_alloc("out of memory");
+        else if (bw_runner_halted(run))   /* no grade from a run cut short */
+            error = bw_format_alloc("%s", bw_runner_halted(run));
         else
             done++;
         double t_close = bw_mono_s();

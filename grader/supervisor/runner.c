@@ -30,6 +30,8 @@ struct bw_runner {
     bw_device_lock lock; /* for cases with large device arrays (device_lock.h) */
     int owns_shm;        /* 0: borrowed from another runner (bw_runner_open_beside) */
     char *start_error;   /* bw_runner_open_unstarted's: no worker is ever started */
+    char *halt;          /* why the run cannot honestly go on (bw_runner_halted) */
+    int forged;          /* the last call's reply was one the kit's worker never sends */
 };
 
 static void gather_sanitizer_log(bw_runner *run)
@@ -180,8 +182,13 @@ void bw_runner_close(bw_runner *run)
                 t1 - t0, bw_mono_s() - t1);
     free(run->san_log.s);
     free(run->start_error);
+    free(run->halt);
     free(run);
 }
+
+const char *bw_runner_halted(const bw_runner *run) { return run->halt; }
+
+int bw_runner_last_forged(const bw_runner *run) { return run->forged; }
 
 const bw_reply *bw_runner_device(const bw_runner *run)
 {
@@ -247,6 +254,7 @@ static bw_outcome finish_call(bw_runner *run, bw_call_status st, char *why, doub
     *output = run->w ? bw_worker_take_output(run->w) : NULL;
     gather_sanitizer_log(run);
     rep->message[BW_TEXT - 1] = '\0';
+    run->forged = st == BW_CALL_OK && rep->status != BW_REP_OK && rep->status != BW_REP_CUDA_ERROR;
     bw_outcome o = BW_OUTCOME_PASS;
     switch (st) {
     case BW_CALL_OK:
@@ -257,12 +265,22 @@ static bw_outcome finish_call(bw_runner *run, bw_call_status st, char *why, doub
             *detail = rep->message[0] ? bw_format_alloc("%s", rep->message)
                                       : bw_format_alloc("CUDA error %d", (int)rep->cuda_error);
         } else if (rep->status == BW_REP_NO_DEVICE) {
-            o = BW_OUTCOME_SKIPPED;
-            *detail = bw_format_alloc("the worker lost its CUDA device: %s", rep->message);
-        } else {
-            o = BW_OUTCOME_SKIPPED;
-            *detail = bw_format_alloc("grader error: the worker refused the request (%s)",
+            /* The kit's worker keeps the device its HELLO found and says
+             * NO_DEVICE only there; a skip would cost nothing (corpus entry
+             * forges_skip), so a worker that says it later has failed. */
+            o = BW_OUTCOME_CRASH;
+            *detail = bw_format_alloc("the worker answered \"no CUDA device\" (%s) after its "
+                                      "first answer had found one: the kit's worker never does, "
+                                      "so code in its process sent it; the case counts as failed",
                                       rep->message);
+        } else {
+            /* bwgrade sends no malformed request; only code in the worker's
+             * process makes the kit's worker refuse one. */
+            o = BW_OUTCOME_CRASH;
+            *detail = bw_format_alloc("the worker refused bwgrade's request (%s), which the kit's "
+                                      "worker does only when code in its process has written to "
+                                      "its channel or memory; the case counts as failed (if your "
+                                      "code does neither, tell your instructor)", rep->message);
         }
         /* After an error reply the worker exits; start clean next time. */
         drop_worker(run);
@@ -296,6 +314,7 @@ bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_
     *detail = NULL;
     *output = NULL;
     memset(rep, 0, sizeof *rep);
+    run->forged = 0;
     if (ready_worker(run, detail) != 0)
         return BW_OUTCOME_CRASH;
     char *why = NULL;
@@ -309,6 +328,7 @@ bw_outcome bw_runner_bench(bw_runner *run, const bw_request *req, double timeout
     *detail = NULL;
     *output = NULL;
     memset(rep, 0, sizeof *rep);
+    run->forged = 0;
     if (ready_worker(run, detail) != 0)
         return BW_OUTCOME_CRASH;
     char *why = NULL;
@@ -322,10 +342,16 @@ bw_outcome bw_runner_run(bw_runner *run, const bw_request *req, const bw_chunk_o
     *detail = NULL;
     *output = NULL;
     memset(rep, 0, sizeof *rep);
+    run->forged = 0;
     uint8_t *ring = bw_shm_reserve(run->shm, (size_t)req->shm_bytes);
     if (!ring) {
-        *detail = bw_format_alloc("could not reserve %llu bytes of shared memory",
-                                  (unsigned long long)req->shm_bytes);
+        /* The grader's trouble, not the case's: no neutral skip, which would
+         * let a group's weight go to the others; the run ends (bw_runner_halted). */
+        free(run->halt);
+        run->halt = bw_format_alloc("bwgrade could not reserve %llu bytes of shared memory "
+                                    "for a case: %s", (unsigned long long)req->shm_bytes,
+                                    strerror(errno));
+        *detail = bw_format_alloc("%s", run->halt ? run->halt : "no shared memory");
         return BW_OUTCOME_SKIPPED;
     }
     if (ready_worker(run, detail) != 0)

@@ -26,6 +26,14 @@ void bw_runner_close(bw_runner *run);
  * cost the start-up limit each time). NULL with a malloc'd *err when even
  * the shared memory cannot be had. */
 bw_runner *bw_runner_open_unstarted(const bw_exercise *ex, const char *why, char **err);
+/* NULL while the run can go on; else why not: bwgrade's own trouble (no
+ * shared memory for a case), which must end the run as an error, never
+ * pass for a case skipped. */
+const char *bw_runner_halted(const bw_runner *run);
+/* 1 when the last call's CRASH was a reply the kit's worker never sends
+ * after HELLO (no device, or a refused request): code in the worker's
+ * process wrote it. */
+int bw_runner_last_forged(const bw_runner *run);
 /* 1 for a runner from bw_runner_open_unstarted. */
 int bw_runner_unstarted(const bw_runner *run);
 /* A second runner on owner's shared memory (owner must outlive it), with a
@@ -57,7 +65,9 @@ long bw_runner_worker_pid(const bw_runner *run);
 /* Sends req (starting a fresh worker first if the last one is gone) and
  * waits up to timeout_s. Returns BW_OUTCOME_PASS when the worker replied OK
  * (*rep filled); CRASH, TIMEOUT or CUDA_ERROR when the student's code is to
- * blame; SKIPPED for trouble on the grader's side. *detail (malloc'd or NULL)
+ * blame, a worker's reply that it has no device or refuses the request
+ * included (the kit's worker sends neither once it has started); SKIPPED
+ * for trouble on the grader's side, which also halts the runner. *detail (malloc'd or NULL)
  * says what happened; *output gets the captured student output or NULL. */
 bw_outcome bw_runner_call(bw_runner *run, const bw_request *req, double timeout_s, bw_reply *rep,
                           char **detail, char **output);

@@ -13,10 +13,10 @@ python3 -c 'print(4611686018427387905 + 12345)' > "$seed"
 
 echo "-- vetted: refused before running"
 mkdir -p "$OUT/vetted"
-for e in raw_fork raw_open_write raw_kill forges_reply forges_timing; do
+for e in raw_fork raw_open_write raw_kill forges_reply forges_skip forges_timing; do
     timeout 300 python3 run.py test haxpy --submission tests/corpus/$e --json "$OUT/vetted/$e.json" > "$OUT/vetted/$e.txt" 2>&1
 done
-python3 tests/gpu/check_corpus.py --tests-only "$OUT/vetted" raw_fork raw_open_write raw_kill forges_reply forges_timing | grep -E "^(OK|BAD)|^corpus"
+python3 tests/gpu/check_corpus.py --tests-only "$OUT/vetted" raw_fork raw_open_write raw_kill forges_reply forges_skip forges_timing | grep -E "^(OK|BAD)|^corpus"
 
 for sb in none bwrap; do
     echo "-- vetting bypassed, --sandbox $sb"
@@ -24,7 +24,7 @@ for sb in none bwrap; do
     rm -f /tmp/bwlab_raw_open_write
     t=$SECONDS
     BWLAB_UNSAFE_SKIP_VET=1 timeout 900 python3 run.py grade tests/corpus/raw_fork tests/corpus/raw_open_write \
-        tests/corpus/raw_kill tests/corpus/forges_timing tests/corpus/simple_correct \
+        tests/corpus/raw_kill tests/corpus/forges_timing tests/corpus/forges_skip tests/corpus/simple_correct \
         --sandbox $sb --seed-file "$seed" --out "$OUT/unvetted_$sb" -q > "$OUT/unvetted_$sb.txt" 2>&1
     echo "grade exit $? in $((SECONDS - t)) s"
     sleep 2

@@ -146,7 +146,7 @@ BAD = {
 
 CORPUS = ROOT / "tests" / "corpus"
 # The corpus entries that make system calls with inline assembly (haxpy).
-RAW_SYSCALL_ENTRIES = ("forges_reply", "raw_fork", "raw_open_write", "raw_kill")
+RAW_SYSCALL_ENTRIES = ("forges_reply", "forges_skip", "raw_fork", "raw_open_write", "raw_kill")
 
 
 def _no_objdump(real=shutil.which):

@@ -35,8 +35,11 @@ static int g_hog;
  * set its variables (corpus entry quits_under_sanitizer); both are
  * the student's fault where the baseline worker starts. With "nodev", it
  * answers HELLO as a worker on a machine without a GPU does
- * (tests/python/test_blame_start.py). */
-static int g_nodev;
+ * (tests/python/test_blame_start.py). Two more start well and then answer
+ * every RUN as code that writes its own replies can: "liar" with NO_DEVICE,
+ * "refuser" with BAD_REQUEST (corpus entry forges_skip;
+ * tests/python/test_forged_replies.py). */
+static int g_nodev, g_liar, g_refuser;
 
 static int env_int(const char *name)
 {
@@ -174,6 +177,8 @@ int main(int argc, char **argv)
     const char *file = argc > 0 ? (base ? base + 1 : argv[0]) : "";
     g_hog = strstr(file, "hog") != NULL;
     g_nodev = strstr(file, "nodev") != NULL;
+    g_liar = strstr(file, "liar") != NULL;
+    g_refuser = strstr(file, "refuser") != NULL;
     int dies = strstr(file, "dies") != NULL, sanquit = strstr(file, "sanquit") != NULL;
     if (dies || (sanquit && getenv("NV_SANITIZER_INJECTION_PORT_BASE"))) {
         fprintf(stderr, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable "
@@ -212,7 +217,14 @@ int main(int argc, char **argv)
         int rc = 0;
         if (q.kind == BW_REQ_HELLO)
             hello(&r);
-        else if (q.kind == BW_REQ_RUN)
+        else if (q.kind == BW_REQ_RUN && g_liar) {
+            r.status = BW_REP_NO_DEVICE;
+            snprintf(r.message, sizeof r.message, "cannot use CUDA device 0: lost");
+            rc = 1;   /* then exit, as the real worker does after an error reply */
+        } else if (q.kind == BW_REQ_RUN && g_refuser) {
+            refuse(&r, "an image lies past shm_bytes");
+            rc = 1;
+        } else if (q.kind == BW_REQ_RUN)
             rc = run(&q, &r, kernel);
         else
             refuse(&r, "only HELLO and RUN");
