@@ -241,6 +241,74 @@ class TarArchives(Base):
             submission.load(self.tmp / "bomb.tar", NAMES)
         self.assertIn("extended tar header of %d bytes" % len(rec), str(cm.exception))
 
+    def ext_tar(self, name: str, headers: list[tuple[bytes, bytes]], member=None) -> Path:
+        """A plain tar: extended headers (type, payload) in a row, then
+        member (a TarInfo, default haxpy/haxpy.cu) with HAXPY as its data."""
+        path = self.tmp / name
+        with open(path, "wb") as f:
+            for kind, payload in headers:
+                info = tarfile.TarInfo("././@PaxHeader")
+                info.type, info.size = kind, len(payload)
+                f.write(info.tobuf(format=tarfile.USTAR_FORMAT))
+                f.write(payload + b"\0" * (-len(payload) % 512))
+            cu = member or tarfile.TarInfo("haxpy/haxpy.cu")
+            cu.size = len(HAXPY)
+            f.write(cu.tobuf(format=tarfile.GNU_FORMAT) + HAXPY + b"\0" * (-len(HAXPY) % 512))
+            f.write(b"\0" * 1024)
+        return path
+
+    @staticmethod
+    def pax_record(key: str, value: str) -> bytes:
+        body = f" {key}={value}\n".encode()
+        n = len(body) + 1
+        while len(str(n)) + len(body) != n:   # the length counts its own digits
+            n += 1
+        return str(n).encode() + body
+
+    def refused(self, path: Path) -> str:
+        with self.assertRaises(SubmissionError) as cm:
+            submission.load(path, NAMES)
+        return str(cm.exception)
+
+    def test_small_extended_headers_in_a_row_refused(self):
+        # Catches the cap on one header's size alone: global headers under it,
+        # chained, once took 1.16 GB (and 1500 of them a RecursionError).
+        g = [(tarfile.XGLTYPE, self.pax_record(f"k{i}", "v" * 1000)) for i in range(9)]
+        self.assertIn("more than 8 extended tar headers in a row",
+                      self.refused(self.ext_tar("run.tar", g)))
+        ok = self.ext_tar("ok.tar", g[:3])   # a few are what real tars hold
+        self.assertEqual(submission.load(ok, NAMES).files["haxpy"], HAXPY)
+
+    def test_extended_headers_capped_in_all(self):
+        # Catches a cap per run only: members apart, each with 60 KiB of headers.
+        path = self.tmp / "many.tar"
+        with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tf:
+            for i in range(20):
+                info = tarfile.TarInfo(f"f{i}.txt")
+                info.pax_headers = {"comment": "c" * 60000}
+                tf.addfile(info, io.BytesIO(b""))
+        self.assertIn("more than 1024 KiB of extended tar headers", self.refused(path))
+
+    def test_a_large_header_after_a_small_one_says_so(self):
+        # Catches tarfile's own error handling turning the refusal into "not
+        # a tar archive" (a header refused after the first one).
+        big = self.pax_record("comment", "x" * (100 << 10))
+        path = self.ext_tar("late.tar", [(tarfile.XGLTYPE, self.pax_record("a", "b")),
+                                          (tarfile.XHDTYPE, big)])
+        self.assertIn(f"extended tar header of {len(big)} bytes", self.refused(path))
+
+    def test_sparse_files_refused(self):
+        # Catches tarfile reading a sparse map (old GNU extension blocks, PAX
+        # 1.0's map in the data) before any cap of ours applies.
+        old = tarfile.TarInfo("haxpy/haxpy.cu")
+        old.type = tarfile.GNUTYPE_SPARSE
+        self.assertIn("is a sparse file", self.refused(self.ext_tar("gnu.tar", [], old)))
+        pax = b"".join(self.pax_record(k, v) for k, v in (
+            ("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"),
+            ("GNU.sparse.name", "haxpy/haxpy.cu"), ("GNU.sparse.realsize", "99")))
+        self.assertIn("is a sparse file",
+                      self.refused(self.ext_tar("pax1.tar", [(tarfile.XHDTYPE, pax)])))
+
     def test_pax_archive_with_long_names_still_read(self):
         # What tar writes for a long or non-ASCII name: a small PAX header.
         long_dir = "d" * 150

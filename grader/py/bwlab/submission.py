@@ -13,8 +13,9 @@ it has one (archives often wrap everything in one directory).
 
 An archive is refused as a whole if any member is unsafe: an absolute path, a
 '..' component, a symbolic or hard link, a device or FIFO, more than
-MAX_MEMBERS members, more than MAX_TOTAL_BYTES of content, or an extended
-header (PAX) over MAX_EXTENDED_HEADER. A submission that is itself a
+MAX_MEMBERS members, more than MAX_TOTAL_BYTES of content, an extended
+header (PAX) over MAX_EXTENDED_HEADER, too many of them (in a row or in
+all), or a sparse file. A submission that is itself a
 symbolic link is refused too. In a directory,
 only the candidate paths are looked at; a candidate reached through a
 symbolic link is refused.
@@ -38,6 +39,11 @@ MAX_FILE_BYTES = 1024 * 1024          # one student file
 # and parsed before the member it describes: a 1 GiB one (1 MiB compressed)
 # took 3 GiB and 31 s. A real one holds a long name and a few times.
 MAX_EXTENDED_HEADER = 64 * 1024
+# Many small ones add up: global PAX headers accumulate in the archive's
+# state, and each chained header is one more level of tarfile's recursion.
+# 240 KB compressed of headers under 64 KiB took 1.16 GB and 3.1 s.
+MAX_EXTENDED_TOTAL = 1024 * 1024      # all extended headers of an archive
+MAX_EXTENDED_RUN = 8                  # in a row, before the member they describe
 
 # Archive clutter that never decides the top-level folder.
 IGNORED_TOP = {"__MACOSX", ".DS_Store"}
@@ -127,18 +133,41 @@ def _check_counts(count: int, total: int) -> None:
 
 
 class _BoundedTarInfo(tarfile.TarInfo):
-    """A TarInfo that refuses an extended header larger than
-    MAX_EXTENDED_HEADER before reading it (tarfile has no such limit)."""
+    """A TarInfo that refuses, before tarfile reads them (it has no limits):
+    an extended header over MAX_EXTENDED_HEADER, more than MAX_EXTENDED_RUN in
+    a row or MAX_EXTENDED_TOTAL in all, and any sparse file, whose maps tarfile
+    also reads whole (an old GNU chain of extension blocks took 268 MB; a PAX
+    1.0 map 99 MB). No student file is sparse."""
 
     def _proc_member(self, tf):
-        if self.type in _EXTENDED_TYPES and self.size > MAX_EXTENDED_HEADER:
-            raise _HeaderTooLarge(f"refused: an extended tar header of {self.size} bytes (the "
-                                  f"limit is {MAX_EXTENDED_HEADER // 1024} KiB)")
+        if self.type in _EXTENDED_TYPES:
+            run = tf.__dict__.get("_bw_run", 0) + 1
+            total = tf.__dict__.get("_bw_total", 0) + self.size
+            tf._bw_run, tf._bw_total = run, total
+            if self.size > MAX_EXTENDED_HEADER:
+                raise _Refused(f"refused: an extended tar header of {self.size} bytes (the "
+                               f"limit is {MAX_EXTENDED_HEADER // 1024} KiB)")
+            if run > MAX_EXTENDED_RUN:
+                raise _Refused(f"refused: more than {MAX_EXTENDED_RUN} extended tar headers in "
+                               "a row")
+            if total > MAX_EXTENDED_TOTAL:
+                raise _Refused(f"refused: more than {MAX_EXTENDED_TOTAL // 1024} KiB of extended "
+                               "tar headers")
+        else:
+            tf._bw_run = 0
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise _Refused(f"refused: '{self.name}' is a sparse file")
         return super()._proc_member(tf)
 
+    def _refuse_sparse(self, *args):
+        raise _Refused(f"refused: '{self.name}' is a sparse file")
 
-class _HeaderTooLarge(tarfile.HeaderError):
-    pass
+    _proc_gnusparse_00 = _proc_gnusparse_01 = _proc_gnusparse_10 = _refuse_sparse
+
+
+class _Refused(Exception):
+    """Not a tarfile.HeaderError: tarfile turns those into "not a tar archive"
+    (a header refused after the first), and this must reach the student."""
 
 
 _EXTENDED_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE,
@@ -150,7 +179,7 @@ def _open_tar(path: Path) -> tarfile.TarFile | None:
     Not tarfile.is_tarfile: it parses the first header with no limit."""
     try:
         return tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo)
-    except _HeaderTooLarge as e:
+    except _Refused as e:
         raise SubmissionError(str(e)) from None
     except tarfile.ReadError:
         return None
@@ -326,10 +355,10 @@ def load(spec: str | os.PathLike, exercises: list[str]) -> Submission:
             with tf:
                 _take_from_members(sub, _tar_members(tf), exercises)
             return sub
-    except _HeaderTooLarge as e:
+    except _Refused as e:
         raise SubmissionError(str(e)) from None
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, NotImplementedError,
-            zlib.error) as e:
+            zlib.error, ValueError, RecursionError) as e:
         raise SubmissionError(f"cannot read {spec}: {e}") from None
     except UnicodeDecodeError:
         raise SubmissionError(f"cannot read {spec}: undecodable member name") from None
