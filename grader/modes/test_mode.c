@@ -321,23 +321,23 @@ static bw_runner *blame_student(const bw_test_opts *o, const char *tool, bw_trus
         return NULL;
     for (size_t len = strlen(*error); len > 0 && (*error)[len - 1] == '\n';)
         (*error)[--len] = '\0';   /* the worker's output ends in one */
-    if (tool) {
-        bw_reply dev;
-        char *why = NULL;
-        if (bw_trusted_device(o->ex, o->baseline_worker, tool, &dev, &why) != BW_TRUST_OK) {
-            char *e = bw_format_alloc("%s; nor did the kit's worker without student code start "
-                                      "under compute-sanitizer %s: %s", *error, tool,
-                                      why ? why : "?");
-            free(why);
-            if (e) {
-                free(*error);
-                *error = e;
-            }
-            return NULL;
+    /* Asked again now, under the same sanitizer: since the first answer
+     * another process (another lane's worker) may have taken the GPU. */
+    bw_reply dev;
+    char *why = NULL;
+    if (bw_trusted_device(o->ex, o->baseline_worker, tool, &dev, &why) != BW_TRUST_OK) {
+        char *e = bw_format_alloc("%s; nor did the kit's worker without student code start%s%s "
+                                  "just after: %s", *error, tool ? " under compute-sanitizer " : "",
+                                  tool ? tool : "", why ? why : "?");
+        free(why);
+        if (e) {
+            free(*error);
+            *error = e;
         }
+        return NULL;
     }
     char *detail = bw_format_alloc(
-        "your worker ended before it answered bwgrade's first request%s%s, where the kit's "
+        "your worker ended or hung before it answered bwgrade's first request%s%s, where the kit's "
         "worker without your code started on the same GPU (look at code of yours that runs "
         "before main: a global object's constructor, a static initialiser): %s",
         tool ? " under compute-sanitizer " : "", tool ? tool : "", *error);
@@ -385,6 +385,8 @@ int bw_test_main(const bw_test_opts *o)
      * student code saw it, before any student code ran (trusted_device.h). */
     char *trust_why = NULL;
     bw_trust trust = bw_trust_or_warn(o->ex, o->baseline_worker, &trusted, &trust_why);
+    if (trust == BW_TRUST_OK)
+        (void)bw_keep_to_trusted_gpu(o->ex, o->baseline_worker, &trusted);
     int have_device = 0, have_trusted = trust == BW_TRUST_OK, no_device = 0;
     char *error = NULL;
     int done = 0;

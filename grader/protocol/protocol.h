@@ -201,6 +201,7 @@ typedef struct {
     int32_t bus_width_bits;      /* cudaDevAttrGlobalMemoryBusWidth */
     int32_t driver_version, runtime_version;
     uint64_t mem_free, mem_total;
+    char gpu_uuid[48];           /* "GPU-xxxxxxxx-xxxx-...": names its /dev/nvidiaN (gpu_node.h) */
     int64_t chunk;               /* CHUNK: which; TICK: the sample, from 0 */
     int32_t tick_phase;          /* TICK: BW_TICK_READY or BW_TICK_DONE */
 } bw_reply;

@@ -53,6 +53,11 @@ static void write_containment(bw_json *w, const bw_containment *c)
     bw_json_kbool(w, "pid_namespace", c->pid_namespace);
     bw_json_kbool(w, "subreaper", c->subreaper);
     bw_json_kstring(w, "sandbox", c->sandbox);
+    if (c->gpu_minor >= 0) {   /* only then: reports of every other run stay as they were */
+        char node[32];
+        snprintf(node, sizeof node, "/dev/nvidia%d", c->gpu_minor);
+        bw_json_kstring(w, "gpu_node", node);
+    }
     bw_json_end_object(w);
 }
 

@@ -157,11 +157,13 @@ bw_containment bw_contain_report(void)
         c.pid_namespace = 1;
         c.subreaper = 0;
         c.sandbox = "bwrap";
+        c.gpu_minor = bw_sandbox_kept_gpu();
     } else {
         c.user = enabled && have_user ? user_name : "same";
         c.pid_namespace = enabled && started > 0 && started_ns == started;
         c.subreaper = subreaper_on;
         c.sandbox = "none";
+        c.gpu_minor = -1;
     }
     pthread_mutex_unlock(&lock);
     return c;

@@ -24,6 +24,7 @@ typedef struct {
     int pid_namespace;    /* every worker so far had its own PID namespace */
     int subreaper;        /* bwgrade swept up orphans as a child subreaper */
     const char *sandbox;  /* "bwrap" or "none" */
+    int gpu_minor;        /* bwrap: the one GPU node bound, /dev/nvidia<gpu_minor>; -1: all */
 } bw_containment;
 
 /* on: contain every worker started afterwards. As root, looks up the

@@ -63,6 +63,7 @@ static int start_worker(bw_runner *run, char **why, int *no_device)
     bw_worker *w = bw_worker_start(&run->opts, run->shm, &hello, &wwhy);
     hello.message[BW_TEXT - 1] = '\0';
     hello.device_name[BW_TEXT - 1] = '\0';
+    hello.gpu_uuid[sizeof hello.gpu_uuid - 1] = '\0';
     int said_no_device = hello.magic == BW_PROTO_MAGIC && hello.status == BW_REP_NO_DEVICE;
     if (w && hello.status != BW_REP_OK) {
         bw_worker_stop(w);

@@ -1,6 +1,7 @@
 /* See sandbox.h. Only builds a command line: worker_start.c runs it. */
 #define _GNU_SOURCE
 #include "sandbox.h"
+#include "gpu_node.h"
 
 #include <glob.h>
 #include <stdlib.h>
@@ -56,29 +57,45 @@ static void push_all(argv_buf *a, char *const *v)
  * (NULL: none). */
 static char **sandbox_head;
 static char **sandbox_hidden;
+static char **sandbox_gpus;           /* each GPU's own node, /dev/nvidiaN */
+static int sandbox_n_gpus, sandbox_keep = -1;
+static const char *dev_glob = "/dev/nvidia*";
+
+void bw_sandbox_set_dev_glob(const char *pattern) { dev_glob = pattern; }
 
 int bw_sandbox_set(const char *bwrap, const char *hide)
 {
     bw_sandbox_argv_free(sandbox_head);
     bw_sandbox_argv_free(sandbox_hidden);
-    sandbox_head = sandbox_hidden = NULL;
+    bw_sandbox_argv_free(sandbox_gpus);
+    sandbox_head = sandbox_hidden = sandbox_gpus = NULL;
+    sandbox_n_gpus = 0;
+    sandbox_keep = -1;
     if (bwrap == NULL)
         return 0;
 
-    argv_buf head = {0}, hidden = {0};
+    argv_buf head = {0}, hidden = {0}, gpus = {0};
     push(&head, bwrap);
     /* New network (loopback only), IPC, PID, UTS, user and cgroup namespaces;
      * killed when the grader's worker process (bwrap) dies. */
     push(&head, "--unshare-all");
     push(&head, "--die-with-parent");
     push3(&head, "--ro-bind", "/", "/");
-    /* A fresh /dev (null, zero, random, shm, ...) plus the GPU's nodes. */
+    /* A fresh /dev (null, zero, random, shm, ...) plus the driver's nodes;
+     * the GPUs' own come in bw_sandbox_argv (bw_sandbox_keep_gpu). */
     push(&head, "--dev");
     push(&head, "/dev");
     glob_t g;
-    if (glob("/dev/nvidia*", 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            push3(&head, "--dev-bind", g.gl_pathv[i], g.gl_pathv[i]);
+    if (glob(dev_glob, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            int minor;
+            if (bw_gpu_node_minor(g.gl_pathv[i], &minor)) {
+                push(&gpus, g.gl_pathv[i]);
+                sandbox_n_gpus++;
+            } else {
+                push3(&head, "--dev-bind", g.gl_pathv[i], g.gl_pathv[i]);
+            }
+        }
         globfree(&g);
     }
     push(&head, "--proc");
@@ -102,15 +119,24 @@ int bw_sandbox_set(const char *bwrap, const char *hide)
         }
     }
     free(list);
-    if (head.failed || hidden.failed) {
+    if (head.failed || hidden.failed || gpus.failed) {
         bw_sandbox_argv_free(head.v);
         bw_sandbox_argv_free(hidden.v);
+        bw_sandbox_argv_free(gpus.v);
+        sandbox_n_gpus = 0;
         return -1;
     }
     sandbox_head = head.v;
     sandbox_hidden = hidden.v;
+    sandbox_gpus = gpus.v;
     return 0;
 }
+
+int bw_sandbox_gpu_nodes(void) { return sandbox_n_gpus; }
+
+void bw_sandbox_keep_gpu(int minor) { sandbox_keep = minor; }
+
+int bw_sandbox_kept_gpu(void) { return sandbox_keep; }
 
 const char *bw_sandbox_bwrap(void)
 {
@@ -123,6 +149,12 @@ char **bw_sandbox_argv(char *const *inner, const char *const *writable)
         return NULL;
     argv_buf a = {0};
     push_all(&a, sandbox_head);
+    for (size_t i = 0; sandbox_gpus != NULL && sandbox_gpus[i] != NULL; i++) {
+        int minor = -1;
+        (void)bw_gpu_node_minor(sandbox_gpus[i], &minor);
+        if (sandbox_keep < 0 || minor == sandbox_keep)
+            push3(&a, "--dev-bind", sandbox_gpus[i], sandbox_gpus[i]);
+    }
     for (size_t i = 0; writable != NULL && writable[i] != NULL; i++)
         push3(&a, "--bind", writable[i], writable[i]);
     push_all(&a, sandbox_hidden);   /* NULL when nothing is hidden */

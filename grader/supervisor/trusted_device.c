@@ -1,8 +1,11 @@
 /* See trusted_device.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "beside_self.h"
+#include "gpu_node.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "trusted_device.h"
 
 bw_trust bw_trusted_device(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
@@ -40,4 +43,41 @@ bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_r
     else
         free(w);
     return t;
+}
+
+int bw_keep_to_trusted_gpu(const bw_exercise *ex, const char *baseline_path, const bw_reply *dev)
+{
+    const char *force = getenv("BWLAB_KEEP_GPU");
+    int nodes = bw_sandbox_gpu_nodes();
+    if (bw_sandbox_bwrap() == NULL || nodes < 1 ||
+        (nodes < 2 && !(force && strcmp(force, "1") == 0)))
+        return 0;   /* no sandbox, or nothing to hide */
+    int minor = bw_gpu_minor(BW_NVIDIA_PROC_GPUS, dev->gpu_uuid);
+    if (minor < 0) {
+        fprintf(stderr, "bwgrade: the driver's %s names no node for GPU %s: every worker sees "
+                        "all %d GPUs\n", BW_NVIDIA_PROC_GPUS, dev->gpu_uuid[0] ? dev->gpu_uuid : "?",
+                nodes);
+        return 0;
+    }
+    const char *was = getenv("CUDA_VISIBLE_DEVICES");
+    char *saved = was ? bw_format_alloc("%s", was) : NULL;
+    bw_sandbox_keep_gpu(minor);
+    setenv("CUDA_VISIBLE_DEVICES", dev->gpu_uuid, 1);
+    bw_reply inside;
+    char *why = NULL;
+    bw_trust t = bw_trusted_device(ex, baseline_path, NULL, &inside, &why);
+    int kept = t == BW_TRUST_OK && strcmp(inside.gpu_uuid, dev->gpu_uuid) == 0;
+    if (!kept) {
+        bw_sandbox_keep_gpu(-1);
+        if (saved)
+            setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+        else
+            unsetenv("CUDA_VISIBLE_DEVICES");
+        fprintf(stderr, "bwgrade: with only /dev/nvidia%d bound, the kit's worker %s: every "
+                        "worker sees all %d GPUs\n", minor,
+                t == BW_TRUST_OK ? "found another GPU" : why ? why : "would not start", nodes);
+    }
+    free(why);
+    free(saved);
+    return kept;
 }

@@ -34,4 +34,13 @@ bw_trust bw_trusted_device(const bw_exercise *ex, const char *baseline_path, con
 bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev,
                           char **why);
 
+/* Under the sandbox on a machine of several GPUs (or with BWLAB_KEEP_GPU=1
+ * set, for the kit's tests on one), keeps every worker started afterwards to
+ * the GPU of dev (the baseline worker's HELLO): only its node is bound
+ * (sandbox.h), and CUDA_VISIBLE_DEVICES names it by UUID, which stays right
+ * whichever GPUs CUDA then enumerates. Checked at once: the baseline worker
+ * must find that GPU inside. Where it does not, or the GPU's node is not
+ * known, nothing changes and a line on stderr says why. 1 when kept. */
+int bw_keep_to_trusted_gpu(const bw_exercise *ex, const char *baseline_path, const bw_reply *dev);
+
 #endif

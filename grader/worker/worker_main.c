@@ -118,7 +118,18 @@ static int check_layout(const bw_request *q, bw_reply *r, int whole)
     return 0;
 }
 
-/* Context on device 0; 0 on success, else a NO_DEVICE reply. */
+/* Errors that mean this machine has no usable GPU. Others, out of memory
+ * above all (cudaErrorMemoryAllocation where another process holds all of
+ * it, H200), mean the GPU is there and busy: bwgrade must not stop a whole
+ * batch as "no CUDA device" for them. */
+static int means_no_device(cudaError_t e)
+{
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+           e == cudaErrorInvalidDevice || e == cudaErrorSystemDriverMismatch ||
+           e == cudaErrorCompatNotSupportedOnDevice;
+}
+
+/* Context on device 0; 0 on success, else a NO_DEVICE or CUDA_ERROR reply. */
 static int ensure_device(bw_reply *r)
 {
     if (g_device_ready)
@@ -127,10 +138,14 @@ static int ensure_device(bw_reply *r)
     if (e == cudaSuccess)
         e = cudaFree(0); /* creates the context now, not inside the first timed call */
     if (e != cudaSuccess) {
-        r->status = BW_REP_NO_DEVICE;
+        int none = means_no_device(e);
+        r->status = none ? BW_REP_NO_DEVICE : BW_REP_CUDA_ERROR;
         r->cuda_error = (int32_t)e;
-        snprintf(r->message, sizeof r->message, "cannot use CUDA device 0: %s: %s",
-                 cudaGetErrorName(e), cudaGetErrorString(e));
+        snprintf(r->message, sizeof r->message, "cannot use CUDA device 0: %s: %s%s",
+                 cudaGetErrorName(e), cudaGetErrorString(e),
+                 e == cudaErrorMemoryAllocation
+                     ? " (no memory left for a context: another process holds the GPU's memory)"
+                     : "");
         (void)cudaGetLastError();
         return -1;
     }
@@ -182,6 +197,11 @@ static void do_hello(bw_reply *r)
     }
     p.name[sizeof p.name - 1] = '\0';
     snprintf(r->device_name, sizeof r->device_name, "%s", p.name);
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    snprintf(r->gpu_uuid, sizeof r->gpu_uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
     r->cc_major = p.major;
     r->cc_minor = p.minor;
     r->sm_count = p.multiProcessorCount;

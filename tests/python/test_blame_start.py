@@ -44,7 +44,7 @@ class BlameStart(unittest.TestCase):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.tmp = Path(tmp.name)
-        for name in ("dies", "sanquit", "nodev"):
+        for name in ("dies", "sanquit", "nodev", "takesgpu", "busy"):
             (self.tmp / f"{name}_worker").symlink_to(self.worker)
         for folder, text in (("san", FAKE_SANITIZER), ("broken", BROKEN_SANITIZER)):
             (self.tmp / folder).mkdir()
@@ -53,9 +53,9 @@ class BlameStart(unittest.TestCase):
             tool.chmod(0o755)
 
     def bwgrade(self, mode: str, worker: str, baseline: str, *extra: str,
-                sanitizer: str = "san") -> tuple[int, dict, str]:
+                sanitizer: str = "san", env_more: dict | None = None) -> tuple[int, dict, str]:
         env = dict(os.environ, CUDA_FAKE_KERNEL="haxpy.right",
-                   PATH=f"{self.tmp / sanitizer}:{os.environ.get('PATH', '')}")
+                   PATH=f"{self.tmp / sanitizer}:{os.environ.get('PATH', '')}", **(env_more or {}))
         env.pop("BWLAB_SEED", None)
         path = lambda w: str(self.worker if w == "plain" else self.tmp / f"{w}_worker")  # noqa: E731
         p = subprocess.run([str(self.exe), mode, "haxpy", "--worker", path(worker),
@@ -67,7 +67,7 @@ class BlameStart(unittest.TestCase):
         self.assertEqual((rc, rep["status"], rep["no_device"]), (1, "fail", False))
         self.assertEqual(rep["passed"], 0)
         first = rep["diagnoses"][0]["text"]
-        self.assertTrue(first.startswith("No case ran: your worker ended before it answered"
+        self.assertTrue(first.startswith("No case ran: your worker ended or hung before it answered"
                                          + words), first)
         self.assertIn("the kit's worker without your code started", first)
         # Every case fails: the first ones crash, the rest are not run after
@@ -95,6 +95,20 @@ class BlameStart(unittest.TestCase):
     def test_without_a_baseline_nobody_is_blamed(self):
         rc, rep, _ = self.bwgrade("test", "dies", "dies", "--groups", "small")
         self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+
+    def test_a_gpu_taken_meanwhile_blames_nobody(self):
+        # The baseline found the GPU; then the student's worker would not
+        # start because another process (another lane's worker, here the
+        # stand-in itself) took the GPU's memory. bwgrade asks its own worker
+        # again, which fails too: the grader's error, not the student's.
+        busy = {"CUDA_FAKE_BUSY": str(self.tmp / "taken")}
+        for mode, extra in (("test", ("--groups", "small")), ("bench", ("--quick",))):
+            (self.tmp / "taken").unlink(missing_ok=True)
+            rc, rep, _ = self.bwgrade(mode, "takesgpu", "busy", *extra, env_more=busy)
+            self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False), mode)
+            self.assertIn("nor did the kit's worker without student code start just after",
+                          rep["error"], mode)
+            self.assertIn("cudaErrorMemoryAllocation", rep["error"], mode)   # its own word
 
     def test_quitting_under_the_sanitizer_fails_the_memcheck_run(self):
         rc, rep, _ = self.bwgrade("test", "sanquit", "plain", "--groups", "small")

@@ -14,7 +14,7 @@ from unittest import mock
 
 from grading_fixtures import (EXERCISES, GOOD, ROOT, SECRET, BatchCase, FakeRunner, read_csv,
                               run_grade, write_sub)
-from bwlab import cmd_grade, grade_runner, sandbox, seeds
+from bwlab import cmd_grade, grade_runner, gradebook, sandbox, seeds
 
 
 class BatchIsolationTests(BatchCase, unittest.TestCase):
@@ -113,6 +113,14 @@ class BatchIsolationTests(BatchCase, unittest.TestCase):
         manifest = json.loads((out / "manifest.json").read_text())
         self.assertEqual(manifest["containment"][0], said)
         self.assertEqual(len(manifest["containment"]), 2)
+
+    def test_the_one_gpu_node_shows_in_the_gradebook(self):
+        """bwgrade names the one GPU node a sandbox kept (trusted_device.h);
+        catches the column dropping it, or naming one where none was kept."""
+        said = {"user": "same", "pid_namespace": True, "subreaper": False, "sandbox": "bwrap"}
+        self.assertEqual(gradebook.containment_text({**said, "gpu_node": "/dev/nvidia1"}),
+                         "same user, pid namespace, bwrap, only /dev/nvidia1")
+        self.assertEqual(gradebook.containment_text(said), "same user, pid namespace, bwrap")
 
     def test_kit_runner_asks_bwgrade_for_containment(self):
         """Every bwgrade run of run.py grade passes --contain (bwgrade leaves it

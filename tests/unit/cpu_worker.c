@@ -38,8 +38,11 @@ static int g_hog;
  * (tests/python/test_blame_start.py). Two more start well and then answer
  * every RUN as code that writes its own replies can: "liar" with NO_DEVICE,
  * "refuser" with BAD_REQUEST (corpus entry forges_skip;
- * tests/python/test_forged_replies.py). */
-static int g_nodev, g_liar, g_refuser;
+ * tests/python/test_forged_replies.py). And two play a GPU that another
+ * process takes meanwhile: "takesgpu" creates the file CUDA_FAKE_BUSY names
+ * and exits before HELLO; "busy", while that file exists, answers HELLO as
+ * the real worker does on a GPU with no memory left (test_blame_start.py). */
+static int g_nodev, g_liar, g_refuser, g_busy;
 
 static int env_int(const char *name)
 {
@@ -157,6 +160,14 @@ static int run(const bw_request *q, bw_reply *r, cpu_kernel_fn kernel)
 
 static void hello(bw_reply *r)
 {
+    if (g_busy) {
+        r->status = BW_REP_CUDA_ERROR;
+        r->cuda_error = 2;
+        snprintf(r->message, sizeof r->message, "cannot use CUDA device 0: "
+                 "cudaErrorMemoryAllocation: out of memory (no memory left for a context: "
+                 "another process holds the GPU's memory)");
+        return;
+    }
     if (g_nodev) {
         r->status = BW_REP_NO_DEVICE;
         snprintf(r->message, sizeof r->message, "cpu stand-in: this machine has no GPU");
@@ -178,6 +189,17 @@ int main(int argc, char **argv)
     g_hog = strstr(file, "hog") != NULL;
     g_nodev = strstr(file, "nodev") != NULL;
     g_liar = strstr(file, "liar") != NULL;
+    const char *flag = getenv("CUDA_FAKE_BUSY");
+    FILE *taken = flag && strstr(file, "busy") ? fopen(flag, "r") : NULL;
+    g_busy = taken != NULL;
+    if (taken)
+        fclose(taken);
+    if (flag && strstr(file, "takesgpu")) {
+        FILE *f = fopen(flag, "w");
+        if (f)
+            fclose(f);
+        return 1;
+    }
     g_refuser = strstr(file, "refuser") != NULL;
     int dies = strstr(file, "dies") != NULL, sanquit = strstr(file, "sanquit") != NULL;
     if (dies || (sanquit && getenv("NV_SANITIZER_INJECTION_PORT_BASE"))) {

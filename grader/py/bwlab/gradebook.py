@@ -216,6 +216,8 @@ def containment_text(c) -> str:
         parts.append("subreaper")
     if c.get("sandbox") == "bwrap":
         parts.append("bwrap")
+    if c.get("gpu_node"):
+        parts.append(f"only {c['gpu_node']}")
     return ", ".join(parts)
 
 
