@@ -8,7 +8,9 @@ Two attacks this settles, each a corpus entry on the GPU: a worker that prints
 memcheck run an `error` that cost nothing (quits_under_sanitizer). Here the CPU
 stand-in (tests/unit/cpu_worker.c) plays every worker, by its file name:
 "dies" exits before HELLO, "sanquit" exits under the (fake) sanitizer, "nodev"
-answers HELLO as a machine without a GPU does."""
+answers HELLO as a machine without a GPU does; "takesgpu" and "busy" play a GPU
+another process takes meanwhile. And a worker's reply after HELLO is no
+verdict either ("liar", "refuser": ForgedReplies)."""
 import json
 import os
 import subprocess
@@ -20,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "grader" / "py"))
 
-from bwlab import build  # noqa: E402
+from bwlab import build, scoring  # noqa: E402
 
 # compute-sanitizer's part here: two of the variables the real one adds to
 # its target's environment (CUDA 13.0 on the H200), then the worker (the last
@@ -35,7 +37,9 @@ exit 1
 """
 
 
-class BlameStart(unittest.TestCase):
+class StandIns(unittest.TestCase):
+    """bwgrade with the CPU stand-in playing each worker by its file name."""
+
     def setUp(self):
         d = build.build_dir(ROOT)
         self.exe, self.worker = d / "bwgrade", d / "tests" / "cpu_worker"
@@ -44,7 +48,7 @@ class BlameStart(unittest.TestCase):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.tmp = Path(tmp.name)
-        for name in ("dies", "sanquit", "nodev", "takesgpu", "busy"):
+        for name in ("dies", "sanquit", "nodev", "takesgpu", "busy", "liar", "refuser"):
             (self.tmp / f"{name}_worker").symlink_to(self.worker)
         for folder, text in (("san", FAKE_SANITIZER), ("broken", BROKEN_SANITIZER)):
             (self.tmp / folder).mkdir()
@@ -63,6 +67,8 @@ class BlameStart(unittest.TestCase):
                            capture_output=True, text=True, env=env, timeout=300)
         return p.returncode, json.loads(p.stdout), p.stderr
 
+
+class BlameStart(StandIns):
     def assert_students_fault(self, rc: int, rep: dict, words: str) -> None:
         self.assertEqual((rc, rep["status"], rep["no_device"]), (1, "fail", False))
         self.assertEqual(rep["passed"], 0)
@@ -135,6 +141,48 @@ class BlameStart(unittest.TestCase):
                       "student code did", rep["error"])
         rc, rep, _ = self.bwgrade("bench", "dies", "nodev", "--quick")
         self.assertEqual((rc, rep["no_device"]), (3, True))
+
+
+class ForgedReplies(StandIns):
+    """A worker's reply is not a verdict: code in the student's process can
+    write any reply on the worker's channel, and bwgrade once took two of them
+    as a case skipped, which costs nothing (scoring.py's NEUTRAL_OUTCOMES):
+    every case "skipped" scored full marks and a clean memcheck run. The kit's
+    worker never says "no CUDA device" once its HELLO found one, and refuses
+    only a malformed request, which bwgrade does not send; so after HELLO
+    either reply fails the case. "liar" answers every RUN with NO_DEVICE,
+    "refuser" with BAD_REQUEST; on the GPU, corpus entry forges_skip does the
+    same from inside a real worker."""
+
+    def assert_every_case_failed(self, worker: str, words: str) -> None:
+        rc, rep, _ = self.bwgrade("test", worker, "plain", "--groups", "small,special")
+        self.assertEqual((rc, rep["status"], rep["passed"]), (1, "fail", 0))
+        # The first cases crash; the rest are not run after them (test_mode.c
+        # gives up), which scoring counts as failed.
+        crashed = [c for c in rep["cases"] if c["outcome"] == "crash"]
+        self.assertTrue(crashed)
+        for c in rep["cases"]:
+            self.assertTrue(c["outcome"] == "crash" or c["detail"].startswith("not run:"), c)
+        self.assertIn(words, crashed[0]["detail"])
+        self.assertIn("the case counts as failed", crashed[0]["detail"])
+        # The first line names it, without the kernel-fault hints of a crash.
+        first = rep["diagnoses"][0]["text"]
+        self.assertTrue(first.startswith(f"{len(crashed)} cases failed on a reply the kit's "
+                                         "worker never sends"), first)
+        self.assertNotIn("illegal", first)
+        # Scoring sees a failed run, not one with nothing to judge.
+        stats = scoring.group_stats(rep)
+        self.assertEqual({g: s["passed"] + s["skipped"] for g, s in stats.items()},
+                         {"small": 0, "special": 0})
+
+    def test_no_device_after_hello_fails_the_case(self):
+        self.assert_every_case_failed("liar", 'answered "no CUDA device" (cannot use CUDA '
+                                              "device 0: lost) after its first answer had "
+                                              "found one")
+
+    def test_a_refused_request_fails_the_case(self):
+        self.assert_every_case_failed("refuser", "the worker refused bwgrade's request "
+                                                 "(cpu stand-in: an image lies past shm_bytes)")
 
 
 if __name__ == "__main__":

@@ -35,13 +35,12 @@ static int g_hog;
  * set its variables (corpus entry quits_under_sanitizer); both are
  * the student's fault where the baseline worker starts. With "nodev", it
  * answers HELLO as a worker on a machine without a GPU does
- * (tests/python/test_blame_start.py). Two more start well and then answer
- * every RUN as code that writes its own replies can: "liar" with NO_DEVICE,
- * "refuser" with BAD_REQUEST (corpus entry forges_skip;
- * tests/python/test_forged_replies.py). And two play a GPU that another
- * process takes meanwhile: "takesgpu" creates the file CUDA_FAKE_BUSY names
- * and exits before HELLO; "busy", while that file exists, answers HELLO as
- * the real worker does on a GPU with no memory left (test_blame_start.py). */
+ * (tests/python/test_blame_start.py, as all below). Two more start well and
+ * then answer every RUN as code that writes its own replies can: "liar" with
+ * NO_DEVICE, "refuser" with BAD_REQUEST (corpus entry forges_skip). And two
+ * play a GPU that another process takes meanwhile: "takesgpu" creates the
+ * file CUDA_FAKE_BUSY names and exits before HELLO; "busy", while that file
+ * exists, answers HELLO as the real worker does on a GPU with no memory left. */
 static int g_nodev, g_liar, g_refuser, g_busy;
 
 static int env_int(const char *name)
