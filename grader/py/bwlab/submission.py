@@ -41,7 +41,8 @@ MAX_FILE_BYTES = 1024 * 1024          # one student file
 MAX_EXTENDED_HEADER = 64 * 1024
 # Many small ones add up: global PAX headers accumulate in the archive's
 # state, and each chained header is one more level of tarfile's recursion.
-# 240 KB compressed of headers under 64 KiB took 1.16 GB and 3.1 s.
+# Global ones under 64 KiB in chains of 150, 2.1 MB compressed, took 1.1 GB
+# and 20 s; chains of 500 raised RecursionError.
 MAX_EXTENDED_TOTAL = 1024 * 1024      # all extended headers of an archive
 MAX_EXTENDED_RUN = 8                  # in a row, before the member they describe
 
@@ -136,8 +137,8 @@ class _BoundedTarInfo(tarfile.TarInfo):
     """A TarInfo that refuses, before tarfile reads them (it has no limits):
     an extended header over MAX_EXTENDED_HEADER, more than MAX_EXTENDED_RUN in
     a row or MAX_EXTENDED_TOTAL in all, and any sparse file, whose maps tarfile
-    also reads whole (an old GNU chain of extension blocks took 268 MB; a PAX
-    1.0 map 99 MB). No student file is sparse."""
+    also reads whole (an old GNU chain of 200,000 extension blocks, 447 KB
+    compressed, took 1.6 GB and 16 s). No student file is sparse."""
 
     def _proc_member(self, tf):
         if self.type in _EXTENDED_TYPES:
