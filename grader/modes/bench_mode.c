@@ -218,22 +218,8 @@ int bw_bench_main(const bw_bench_opts *o)
     if (have_trusted)
         (void)bw_keep_to_trusted_gpu(ex, bp, &trusted);
     bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &said_no_device);
-    if (!run && trust == BW_TRUST_OK) {
-        /* Asked again: since the first answer another process may have
-         * taken the GPU, and then nobody's code is to blame. */
-        bw_reply again;
-        char *awhy = NULL;
-        if (bw_trusted_device(ex, bp, NULL, &again, &awhy) != BW_TRUST_OK) {
-            trust = BW_TRUST_UNKNOWN;
-            char *e = bw_format_alloc("%s; nor did the kit's worker without student code start "
-                                      "just after: %s", error ? error : "?", awhy ? awhy : "?");
-            if (e) {
-                free(error);
-                error = e;
-            }
-        }
-        free(awhy);
-    }
+    if (!run && trust == BW_TRUST_OK && !bw_recheck_baseline(ex, bp, NULL, &error))
+        trust = BW_TRUST_UNKNOWN;   /* the GPU was taken meanwhile: nobody's fault */
     if (!run && trust != BW_TRUST_UNKNOWN) {
         /* Whose fault: the baseline worker's word (trusted_device.h). */
         char *e = trust == BW_TRUST_NO_DEVICE

@@ -321,21 +321,8 @@ static bw_runner *blame_student(const bw_test_opts *o, const char *tool, bw_trus
         return NULL;
     for (size_t len = strlen(*error); len > 0 && (*error)[len - 1] == '\n';)
         (*error)[--len] = '\0';   /* the worker's output ends in one */
-    /* Asked again now, under the same sanitizer: since the first answer
-     * another process (another lane's worker) may have taken the GPU. */
-    bw_reply dev;
-    char *why = NULL;
-    if (bw_trusted_device(o->ex, o->baseline_worker, tool, &dev, &why) != BW_TRUST_OK) {
-        char *e = bw_format_alloc("%s; nor did the kit's worker without student code start%s%s "
-                                  "just after: %s", *error, tool ? " under compute-sanitizer " : "",
-                                  tool ? tool : "", why ? why : "?");
-        free(why);
-        if (e) {
-            free(*error);
-            *error = e;
-        }
+    if (!bw_recheck_baseline(o->ex, o->baseline_worker, tool, error))
         return NULL;
-    }
     char *detail = bw_format_alloc(
         "your worker ended or hung before it answered bwgrade's first request%s%s, where the kit's "
         "worker without your code started on the same GPU (look at code of yours that runs "

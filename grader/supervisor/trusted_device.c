@@ -45,6 +45,27 @@ bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_r
     return t;
 }
 
+int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
+                        char **error)
+{
+    bw_reply again;
+    char *why = NULL;
+    if (bw_trusted_device(ex, baseline_path, sanitizer, &again, &why) == BW_TRUST_OK) {
+        free(why);
+        return 1;
+    }
+    char *e = bw_format_alloc("%s; nor did the kit's worker without student code start%s%s just "
+                              "after: %s", *error ? *error : "?",
+                              sanitizer ? " under compute-sanitizer " : "",
+                              sanitizer ? sanitizer : "", why ? why : "?");
+    free(why);
+    if (e) {
+        free(*error);
+        *error = e;
+    }
+    return 0;
+}
+
 int bw_keep_to_trusted_gpu(const bw_exercise *ex, const char *baseline_path, const bw_reply *dev)
 {
     const char *force = getenv("BWLAB_KEEP_GPU");

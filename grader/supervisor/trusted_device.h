@@ -34,6 +34,15 @@ bw_trust bw_trusted_device(const bw_exercise *ex, const char *baseline_path, con
 bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_reply *dev,
                           char **why);
 
+/* A student's worker would not start (*error says why, or is NULL) where the
+ * baseline worker had. The baseline worker is started again now, under the
+ * same sanitizer: since its first answer another process (another lane's
+ * worker) may have taken the GPU, and then nobody's code is to blame. 1 when
+ * it started: the student's code is to blame. Else 0, and *error (replaced,
+ * malloc'd) gains what the baseline worker said. */
+int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
+                        char **error);
+
 /* Under the sandbox on a machine of several GPUs (or with BWLAB_KEEP_GPU=1
  * set, for the kit's tests on one), keeps every worker started afterwards to
  * the GPU of dev (the baseline worker's HELLO): only its node is bound
