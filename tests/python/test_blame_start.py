@@ -13,6 +13,8 @@ another process takes meanwhile. And a worker's reply after HELLO is no
 verdict either ("liar", "refuser": ForgedReplies)."""
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,14 +59,16 @@ class StandIns(unittest.TestCase):
             tool.chmod(0o755)
 
     def bwgrade(self, mode: str, worker: str, baseline: str, *extra: str,
-                sanitizer: str = "san", env_more: dict | None = None) -> tuple[int, dict, str]:
+                sanitizer: str = "san", env_more: dict | None = None,
+                preexec=None) -> tuple[int, dict, str]:
         env = dict(os.environ, CUDA_FAKE_KERNEL="haxpy.right",
                    PATH=f"{self.tmp / sanitizer}:{os.environ.get('PATH', '')}", **(env_more or {}))
         env.pop("BWLAB_SEED", None)
         path = lambda w: str(self.worker if w == "plain" else self.tmp / f"{w}_worker")  # noqa: E731
         p = subprocess.run([str(self.exe), mode, "haxpy", "--worker", path(worker),
                             "--baseline-worker", path(baseline), *extra, "--json", "-"],
-                           capture_output=True, text=True, env=env, timeout=300)
+                           capture_output=True, text=True, env=env, timeout=300,
+                           preexec_fn=preexec)
         return p.returncode, json.loads(p.stdout), p.stderr
 
 
@@ -183,6 +187,37 @@ class ForgedReplies(StandIns):
     def test_a_refused_request_fails_the_case(self):
         self.assert_every_case_failed("refuser", "the worker refused bwgrade's request "
                                                  "(cpu stand-in: an image lies past shm_bytes)")
+
+
+def _files_up_to_64_mib() -> None:
+    """In bwgrade's process (before exec): no file may grow past 64 MiB, so
+    its shared memory (a 256 MiB ring a case) cannot grow; SIGXFSZ ignored,
+    so that ftruncate fails with EFBIG instead of killing bwgrade."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+
+
+class GradersOwnTrouble(StandIns):
+    """Shared memory bwgrade cannot reserve is its own trouble, not the
+    case's: each such case used to count as skipped, which moves a group's
+    weight to the others, so a run could pass with cases never judged. Now
+    the run ends as an error (exit 3), with no figure and no pass."""
+
+    def test_no_shared_memory_ends_the_test_run(self):
+        rc, rep, err = self.bwgrade("test", "plain", "plain", "--groups", "small",
+                                    preexec=_files_up_to_64_mib)
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+        self.assertIn("bwgrade could not reserve 268435456 bytes of shared memory", rep["error"])
+        self.assertIn("File too large", rep["error"])
+        self.assertEqual(rep["passed"], 0)
+        self.assertFalse([c for c in rep["cases"] if c["outcome"] in ("pass", "skipped")])
+
+    def test_no_shared_memory_ends_the_benchmark(self):
+        rc, rep, _ = self.bwgrade("bench", "plain", "plain", "--quick",
+                                  preexec=_files_up_to_64_mib)
+        self.assertEqual((rc, rep["status"]), (3, "error"))
+        self.assertIn("could not reserve", rep["error"])
+        self.assertFalse([r for r in rep["rows"] if r["status"] == "ok"])
 
 
 if __name__ == "__main__":
