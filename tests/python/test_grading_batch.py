@@ -4,6 +4,8 @@ exercise, memcheck's runs and what they cost, problems and usage errors,
 submission ids, and --exercises. CPU only. (Not in the student handout:
 handout_files.DENY leaves it out.)"""
 import json
+import os
+import shutil
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -244,6 +246,33 @@ class BatchTests(BatchCase, unittest.TestCase):
         d.mkdir()
         self.assertEqual(submission_ids.submission_id(d), "erin.tar.gz")    # a folder keeps its name
         self.assertEqual(submission_ids.submission_id(str(self.dir / "frank") + "/"), "frank")
+
+    def test_two_names_never_share_an_id(self):
+        # Catches an id that is not one-to-one: a name spelt like another's
+        # escape got the same id, and collect refused the whole batch.
+        pairs = [("g\\x1bh", "g\x1bh"),                  # the text \x1b, an ESC
+                 ("z\\xeb", os.fsdecode(b"z\xeb")),      # the text \xeb, a byte not UTF-8
+                 ("k\\", "k\\\\")]                       # one backslash, two
+        for a, b in pairs:
+            with self.subTest(a=a, b=b):
+                paths = []
+                for name in (a, b):
+                    d = self.dir / "ids" / name
+                    d.mkdir(parents=True)
+                    paths.append(str(d))
+                ids = submission_ids.collect(paths)
+                self.assertEqual(len(ids), 2, ids)
+                for sid in ids:   # still printable: no ESC reaches a report
+                    self.assertNotIn("\x1b", sid)
+                shutil.rmtree(self.dir / "ids")
+        self.assertEqual(submission_ids.submission_id("x/back\\slash.zip"), "back\\\\slash")
+        # The refusal of a true duplicate prints the names escaped too.
+        d = self.dir / "esc\x1b[2J"
+        d.mkdir()
+        with self.assertRaises(ValueError) as cm:
+            submission_ids.collect([str(d), str(d) + "/"])
+        self.assertNotIn("\x1b", str(cm.exception))
+        self.assertIn("esc\\x1b[2J", str(cm.exception))
 
     def test_a_solutions_style_folder_is_a_submission(self):
         sol = self.subs / "solutions"

@@ -16,15 +16,19 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", "
 def submission_id(path: str | Path) -> str:
     """The file or directory name without its archive extension, as
     console.printable shows it: a name that is not UTF-8, or holds escape
-    sequences, would stop the grade or reach every report raw."""
+    sequences, would stop the grade or reach every report raw. A backslash
+    of the name is doubled first, so that two names never share an id: a
+    name spelt like another's escape ("a\\x1b" beside "a" + ESC) would
+    otherwise refuse the whole batch as a duplicate."""
     p = Path(path)
     name = p.name or Path(os.path.abspath(path)).name
     if not p.is_dir():
         low = name.lower()
         for suffix in ARCHIVE_SUFFIXES:
             if low.endswith(suffix) and len(name) > len(suffix):
-                return printable(name[:-len(suffix)])
-    return printable(name)
+                name = name[:-len(suffix)]
+                break
+    return printable(name.replace("\\", "\\\\"))
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -54,18 +58,20 @@ def ids_digest(ids: list[str]) -> str:
 
 
 def collect(paths: list[str]) -> dict[str, Path]:
-    """id -> path. ValueError on a missing path, a duplicate or reserved id."""
+    """id -> path. ValueError on a missing path, a duplicate or reserved id
+    (its text printable: the paths are the students' names)."""
     out: dict[str, Path] = {}
     for p in paths:
         path = Path(p)
         if not os.path.lexists(path):
-            raise ValueError(f"no such file or directory: {p}")
+            raise ValueError(f"no such file or directory: {printable(p)}")
         sid = submission_id(p)
         if not sid or set(sid) <= {"."}:
-            raise ValueError(f"{p}: cannot make a submission id from this name")
+            raise ValueError(f"{printable(p)}: cannot make a submission id from this name")
         if sid in gradebook.RESERVED_IDS:
-            raise ValueError(f"{p}: the id '{sid}' is reserved for an output file; rename it")
+            raise ValueError(f"{printable(p)}: the id '{sid}' is reserved for an output file; rename it")
         if sid in out:
-            raise ValueError(f"two submissions have the id '{sid}': {out[sid]} and {p}")
+            raise ValueError(f"two submissions have the id '{sid}': {printable(out[sid])} and "
+                             f"{printable(p)}")
         out[sid] = path
     return out
