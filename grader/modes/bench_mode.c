@@ -224,9 +224,7 @@ int bw_bench_main(const bw_bench_opts *o)
         /* Whose fault: the baseline worker's word (trusted_device.h). */
         char *e = trust == BW_TRUST_NO_DEVICE
                       ? bw_format_alloc("%s", trust_why ? trust_why : "no CUDA device")
-                      : bw_format_alloc("the student's worker would not start, where the kit's "
-                                        "worker without student code did: %s",
-                                        error ? error : "?");
+                      : bw_unstarted_text(NULL, error);
         if (e) {
             free(error);
             error = e;

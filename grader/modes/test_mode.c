@@ -323,11 +323,7 @@ static bw_runner *blame_student(const bw_test_opts *o, const char *tool, bw_trus
         (*error)[--len] = '\0';   /* the worker's output ends in one */
     if (!bw_recheck_baseline(o->ex, o->baseline_worker, tool, error))
         return NULL;
-    char *detail = bw_format_alloc(
-        "your worker ended or hung before it answered bwgrade's first request%s%s, where the kit's "
-        "worker without your code started on the same GPU (look at code of yours that runs "
-        "before main: a global object's constructor, a static initialiser): %s",
-        tool ? " under compute-sanitizer " : "", tool ? tool : "", *error);
+    char *detail = bw_unstarted_text(tool, *error);
     char *err = NULL;
     bw_runner *run = detail ? bw_runner_open_unstarted(o->ex, detail, &err) : NULL;
     free(detail);

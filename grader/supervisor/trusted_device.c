@@ -66,6 +66,20 @@ int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const 
     return 0;
 }
 
+char *bw_unstarted_text(const char *sanitizer, const char *error)
+{
+    if (!error)
+        error = "?";
+    size_t len = strlen(error);
+    while (len > 0 && error[len - 1] == '\n')
+        len--;   /* the worker's output ends in one */
+    return bw_format_alloc(
+        "your worker ended or hung before it answered bwgrade's first request%s%s, where the kit's "
+        "worker without your code started on the same GPU (look at code of yours that runs "
+        "before main: a global object's constructor, a static initialiser): %.*s",
+        sanitizer ? " under compute-sanitizer " : "", sanitizer ? sanitizer : "", (int)len, error);
+}
+
 int bw_keep_to_trusted_gpu(const bw_exercise *ex, const char *baseline_path, const bw_reply *dev)
 {
     const char *force = getenv("BWLAB_KEEP_GPU");

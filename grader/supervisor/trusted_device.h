@@ -43,6 +43,12 @@ bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_r
 int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
                         char **error);
 
+/* What a student reads when their worker would not start where the kit's
+ * worker did (under compute-sanitizer's tool sanitizer when not NULL):
+ * where to look, then error, what the start said. Malloc'd; NULL when out
+ * of memory. */
+char *bw_unstarted_text(const char *sanitizer, const char *error);
+
 /* Under the sandbox on a machine of several GPUs (or with BWLAB_KEEP_GPU=1
  * set, for the kit's tests on one), keeps every worker started afterwards to
  * the GPU of dev (the baseline worker's HELLO): only its node is bound

@@ -141,8 +141,12 @@ class BlameStart(StandIns):
     def test_bench_says_whose_fault_it_is(self):
         rc, rep, _ = self.bwgrade("bench", "dies", "plain", "--quick")
         self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
-        self.assertIn("the student's worker would not start, where the kit's worker without "
-                      "student code did", rep["error"])
+        # The words test gives the same student (review F6: bench spoke of
+        # "the student's worker", and gave no hint where to look).
+        self.assertTrue(rep["error"].startswith("your worker ended or hung before it answered "
+                                                "bwgrade's first request, where the kit's worker "
+                                                "without your code started"), rep["error"])
+        self.assertIn("a global object's constructor", rep["error"])
         rc, rep, _ = self.bwgrade("bench", "dies", "nodev", "--quick")
         self.assertEqual((rc, rep["no_device"]), (3, True))
 
