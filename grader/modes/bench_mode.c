@@ -220,8 +220,10 @@ int bw_bench_main(const bw_bench_opts *o)
     bw_runner *run = bw_runner_open(ex, o->worker_path, NULL, &error, &said_no_device);
     if (!run && trust == BW_TRUST_OK && !bw_recheck_baseline(ex, bp, NULL, &error))
         trust = BW_TRUST_UNKNOWN;   /* the GPU was taken meanwhile: nobody's fault */
+    int students_fault = 0;
     if (!run && trust != BW_TRUST_UNKNOWN) {
         /* Whose fault: the baseline worker's word (trusted_device.h). */
+        students_fault = trust == BW_TRUST_OK;
         char *e = trust == BW_TRUST_NO_DEVICE
                       ? bw_format_alloc("%s", trust_why ? trust_why : "no CUDA device")
                       : bw_unstarted_text(NULL, error);
@@ -246,6 +248,21 @@ int bw_bench_main(const bw_bench_opts *o)
         }
     }
     bw_reply device;
+    if (!run && students_fault) {
+        /* As test does: every row fails, with what the student reads (exit
+         * 1); exit 3 would say that nothing could run, and run.py grade
+         * would ask the instructor to look at a fault that is the code's. */
+        for (int i = 0; i < n_rows; i++) {
+            rows[i].status = "crash";
+            rows[i].detail = bw_format_alloc("%s", error ? error : "the worker would not start");
+        }
+        rep.status = "fail";
+        rep.error = error ? error : "the worker would not start";
+        fprintf(stderr, "bwgrade: %s: %s\n", ex->name, rep.error);
+        rep.copy.run = 0;
+        code = 1;
+        goto report;
+    }
     if (!run) {
         rep.status = "error";
         rep.error = error ? error : "the worker would not start";

@@ -140,7 +140,13 @@ class BlameStart(StandIns):
 
     def test_bench_says_whose_fault_it_is(self):
         rc, rep, _ = self.bwgrade("bench", "dies", "plain", "--quick")
-        self.assertEqual((rc, rep["status"], rep["no_device"]), (3, "error", False))
+        # The student's fault is a failed benchmark (exit 1), as test makes it
+        # failed cases: exit 3 ("nothing could run") made run.py grade write a
+        # PROBLEM line asking the instructor to look at it.
+        self.assertEqual((rc, rep["status"], rep["no_device"]), (1, "fail", False))
+        self.assertTrue(rep["rows"])
+        for row in rep["rows"]:
+            self.assertEqual((row["status"], row["detail"]), ("crash", rep["error"]))
         # The words test gives the same student (review F6: bench spoke of
         # "the student's worker", and gave no hint where to look).
         self.assertTrue(rep["error"].startswith("your worker ended or hung before it answered "
