@@ -248,29 +248,26 @@ int bw_bench_main(const bw_bench_opts *o)
         }
     }
     bw_reply device;
-    if (!run && students_fault) {
-        /* As test does: every row fails, with what the student reads (exit
-         * 1); exit 3 would say that nothing could run, and run.py grade
-         * would ask the instructor to look at a fault that is the code's. */
-        for (int i = 0; i < n_rows; i++) {
-            rows[i].status = "crash";
-            rows[i].detail = bw_format_alloc("%s", error ? error : "the worker would not start");
-        }
-        rep.status = "fail";
-        rep.error = error ? error : "the worker would not start";
-        fprintf(stderr, "bwgrade: %s: %s\n", ex->name, rep.error);
-        rep.copy.run = 0;
-        code = 1;
-        goto report;
-    }
     if (!run) {
-        rep.status = "error";
         rep.error = error ? error : "the worker would not start";
         fprintf(stderr, "bwgrade: %s: %s\n", ex->name, rep.error);
-        /* Nothing was measured: no rows, no copy. */
-        rep.n_rows = 0;
         rep.copy.run = 0;
-        code = 3;
+        if (students_fault) {
+            /* As test does: every row fails, with what the student reads
+             * (exit 1); exit 3 would say that nothing could run, and run.py
+             * grade would ask the instructor to look at a fault that is the
+             * code's. */
+            for (int i = 0; i < n_rows; i++) {
+                rows[i].status = "crash";
+                rows[i].detail = bw_format_alloc("%s", rep.error);
+            }
+            rep.status = "fail";
+            code = 1;
+        } else {
+            rep.status = "error";
+            rep.n_rows = 0;   /* nothing was measured: no rows, no copy */
+            code = 3;
+        }
         goto report;
     }
     if (have_trusted) {

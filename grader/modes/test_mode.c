@@ -319,8 +319,6 @@ static bw_runner *blame_student(const bw_test_opts *o, const char *tool, bw_trus
     }
     if (trust != BW_TRUST_OK || !*error)
         return NULL;
-    for (size_t len = strlen(*error); len > 0 && (*error)[len - 1] == '\n';)
-        (*error)[--len] = '\0';   /* the worker's output ends in one */
     if (!bw_recheck_baseline(o->ex, o->baseline_worker, tool, error))
         return NULL;
     char *detail = bw_unstarted_text(tool, *error);

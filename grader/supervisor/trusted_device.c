@@ -1,4 +1,5 @@
 /* See trusted_device.h. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,15 @@ bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_r
     return t;
 }
 
+/* The length of a worker's message without the newlines it ends in. */
+static int text_len(const char *s)
+{
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == '\n')
+        len--;
+    return len > INT_MAX ? INT_MAX : (int)len;
+}
+
 int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
                         char **error)
 {
@@ -54,8 +64,9 @@ int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const 
         free(why);
         return 1;
     }
-    char *e = bw_format_alloc("%s; nor did the kit's worker without student code start%s%s just "
-                              "after: %s", *error ? *error : "?",
+    const char *was = *error ? *error : "?";
+    char *e = bw_format_alloc("%.*s; nor did the kit's worker without student code start%s%s just "
+                              "after: %s", text_len(was), was,
                               sanitizer ? " under compute-sanitizer " : "",
                               sanitizer ? sanitizer : "", why ? why : "?");
     free(why);
@@ -70,14 +81,12 @@ char *bw_unstarted_text(const char *sanitizer, const char *error)
 {
     if (!error)
         error = "?";
-    size_t len = strlen(error);
-    while (len > 0 && error[len - 1] == '\n')
-        len--;   /* the worker's output ends in one */
     return bw_format_alloc(
         "your worker ended or hung before it answered bwgrade's first request%s%s, where the kit's "
         "worker without your code started on the same GPU (look at code of yours that runs "
         "before main: a global object's constructor, a static initialiser): %.*s",
-        sanitizer ? " under compute-sanitizer " : "", sanitizer ? sanitizer : "", (int)len, error);
+        sanitizer ? " under compute-sanitizer " : "", sanitizer ? sanitizer : "", text_len(error),
+        error);
 }
 
 int bw_keep_to_trusted_gpu(const bw_exercise *ex, const char *baseline_path, const bw_reply *dev)

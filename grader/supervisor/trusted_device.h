@@ -39,14 +39,15 @@ bw_trust bw_trust_or_warn(const bw_exercise *ex, const char *baseline_path, bw_r
  * same sanitizer: since its first answer another process (another lane's
  * worker) may have taken the GPU, and then nobody's code is to blame. 1 when
  * it started: the student's code is to blame. Else 0, and *error (replaced,
- * malloc'd) gains what the baseline worker said. */
+ * malloc'd) gains what the baseline worker said, its own newlines at the
+ * end dropped. */
 int bw_recheck_baseline(const bw_exercise *ex, const char *baseline_path, const char *sanitizer,
                         char **error);
 
 /* What a student reads when their worker would not start where the kit's
  * worker did (under compute-sanitizer's tool sanitizer when not NULL):
- * where to look, then error, what the start said. Malloc'd; NULL when out
- * of memory. */
+ * where to look, then error, what the start said (its newlines at the end
+ * dropped). Malloc'd; NULL when out of memory. */
 char *bw_unstarted_text(const char *sanitizer, const char *error);
 
 /* Under the sandbox on a machine of several GPUs (or with BWLAB_KEEP_GPU=1
