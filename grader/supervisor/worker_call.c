@@ -38,6 +38,15 @@ static bw_call_status peer_gone(bw_worker *w, int already_exited, char **why)
     return BW_CALL_CRASHED;
 }
 
+/* Something the worker wrote is still unread on the channel. */
+static int reply_waiting(int chan)
+{
+    struct pollfd p = {.fd = chan, .events = POLLIN, .revents = 0};
+    char c;
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+           recv(chan, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
 static bw_call_status send_request(bw_worker *w, bw_request *q, char **why)
 {
     q->magic = BW_PROTO_MAGIC;
@@ -47,8 +56,15 @@ static bw_call_status send_request(bw_worker *w, bw_request *q, char **why)
         set_why(why, bw_format_alloc("the worker is not running (start a new one)"));
         return BW_CALL_CRASHED;
     }
-    if (bw_send_all(w->chan, q, sizeof *q) != 0)
+    if (bw_send_all(w->chan, q, sizeof *q) != 0) {
+        /* A worker may answer a RUN, then exit, before it has read the
+         * chunks still to come (a refusal, an error in the upload): the send
+         * fails, but its answer is in the channel, and the receive that
+         * follows reads it, then sees the exit. Else a crash with no reply. */
+        if (reply_waiting(w->chan))
+            return BW_CALL_OK;
         return peer_gone(w, 0, why);
+    }
     return BW_CALL_OK;
 }
 
